@@ -1,0 +1,12 @@
+// Package review is warden's use case: it plans work items (skill × chunk),
+// builds their prompts, runs them through the execution engine, parses and
+// validates the answers into findings, and decides the outcome.
+//
+// It owns the vocabulary every other layer speaks: Finding, Severity,
+// Outcome, Item, Report, and the Publisher interface that report sinks
+// implement.
+//
+// It may import execution, hunks and skills. It must not import report,
+// cmd/warden, go-openai, go-github or doublestar, and it reads no
+// environment, flags or files: cmd/warden hands it values.
+package review

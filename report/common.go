@@ -1,0 +1,367 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/org/warden/review"
+)
+
+// counts are the item and finding totals every human format states.
+type counts struct {
+	planned, reviewed, failed, skipped, notReviewed int
+}
+
+// countItems counts from the items themselves, so that an item that was not
+// reviewed can never be hidden by a stale summary. Anything whose status is
+// not "reviewed" (failed, skipped, or an unknown status) counts as not
+// reviewed. Only when the report carries no items does it fall back to the
+// summary.
+func countItems(r *review.Report) counts {
+	if len(r.Items) == 0 {
+		s := r.Summary
+		return counts{
+			planned: s.Planned, reviewed: s.Reviewed, failed: s.Failed, skipped: s.Skipped,
+			notReviewed: max(0, s.Planned-s.Reviewed),
+		}
+	}
+	var c counts
+	for _, it := range r.Items {
+		c.planned++
+		switch it.Status {
+		case review.StatusReviewed:
+			c.reviewed++
+		case review.StatusFailed:
+			c.failed++
+			c.notReviewed++
+		case review.StatusSkipped:
+			c.skipped++
+			c.notReviewed++
+		default:
+			c.notReviewed++
+		}
+	}
+	return c
+}
+
+// notReviewed returns the items that were not reviewed, in report order
+// (priority order).
+func notReviewed(r *review.Report) []review.Item {
+	var out []review.Item
+	for _, it := range r.Items {
+		if it.Status != review.StatusReviewed {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// reasonOf is an item's reason, or its status when the reason is missing.
+func reasonOf(it review.Item) string {
+	if it.Reason != "" {
+		return it.Reason
+	}
+	if it.Status == "" {
+		return "unknown"
+	}
+	return string(it.Status)
+}
+
+// tally counts keys, most frequent first, then by name.
+type tallyEntry struct {
+	key string
+	n   int
+}
+
+func tally(keys []string) []tallyEntry {
+	m := map[string]int{}
+	for _, k := range keys {
+		m[k]++
+	}
+	out := make([]tallyEntry, 0, len(m))
+	for k, n := range m {
+		out = append(out, tallyEntry{k, n})
+	}
+	slices.SortFunc(out, func(a, b tallyEntry) int {
+		if c := cmp.Compare(b.n, a.n); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	return out
+}
+
+// reasonBreakdown is "timeout 2, budget 1".
+func reasonBreakdown(items []review.Item) string {
+	keys := make([]string, len(items))
+	for i, it := range items {
+		keys[i] = oneLine(reasonOf(it))
+	}
+	return joinTally(tally(keys), func(e tallyEntry) string {
+		return e.key + " " + strconv.Itoa(e.n)
+	})
+}
+
+// causeBreakdown is "auth on route primary" when every item failed for the
+// same reason on the same route, else "auth on route primary: 30, timeout on
+// route backup: 10".
+func causeBreakdown(items []review.Item) string {
+	keys := make([]string, len(items))
+	for i, it := range items {
+		k := oneLine(reasonOf(it))
+		if it.Route != "" {
+			k += " on route " + oneLine(it.Route)
+		}
+		keys[i] = k
+	}
+	t := tally(keys)
+	if len(t) == 1 {
+		return t[0].key
+	}
+	return joinTally(t, func(e tallyEntry) string {
+		return e.key + ": " + strconv.Itoa(e.n)
+	})
+}
+
+// joinTally joins at most four entries and says how many more there were.
+func joinTally(t []tallyEntry, f func(tallyEntry) string) string {
+	const maxShown = 4
+	var parts []string
+	for i, e := range t {
+		if i == maxShown {
+			parts = append(parts, fmt.Sprintf("%d more", len(t)-maxShown))
+			break
+		}
+		parts = append(parts, f(e))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// severityBreakdown is "1 high, 2 medium", most severe first.
+func severityBreakdown(fs []review.Finding) string {
+	n := map[review.Severity]int{}
+	for _, f := range fs {
+		n[f.Severity]++
+	}
+	sevs := make([]review.Severity, 0, len(n))
+	for s := range n {
+		sevs = append(sevs, s)
+	}
+	slices.Sort(sevs)
+	slices.Reverse(sevs)
+	parts := make([]string, len(sevs))
+	for i, s := range sevs {
+		parts[i] = fmt.Sprintf("%d %s", n[s], s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// findingsPhrase is "no findings", "1 finding (1 high)" or "3 findings (1
+// high, 2 medium)".
+func findingsPhrase(fs []review.Finding) string {
+	switch len(fs) {
+	case 0:
+		return "no findings"
+	case 1:
+		return "1 finding (" + severityBreakdown(fs) + ")"
+	}
+	return fmt.Sprintf("%d findings (%s)", len(fs), severityBreakdown(fs))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// headline is the first line of the text and Markdown reports, without the
+// "warden: " prefix. It states the outcome plainly.
+func headline(r *review.Report) string {
+	c := countItems(r)
+	dur := " in " + fmtElapsed(r.DurationMS)
+	switch r.Outcome {
+	case review.OutcomeDryRun:
+		return fmt.Sprintf("dry run — %s planned, %s ignored (no model call made)",
+			plural(c.planned, "work item", "work items"), plural(len(r.Ignored), "path", "paths"))
+	case review.OutcomeComplete:
+		if c.planned == 0 && c.notReviewed == 0 && len(r.Findings) == 0 {
+			s := "complete — nothing needed review"
+			if len(r.Ignored) > 0 {
+				s += " (" + plural(len(r.Ignored), "path", "paths") + " ignored)"
+			}
+			return s + dur
+		}
+		if c.notReviewed == 0 {
+			return fmt.Sprintf("complete — %s, %d of %d items reviewed%s",
+				findingsPhrase(r.Findings), c.reviewed, c.planned, dur)
+		}
+	case review.OutcomeProviderUnavailable:
+		s := fmt.Sprintf("PROVIDER UNAVAILABLE — %d of %d items reviewed", c.reviewed, c.planned)
+		if nr := notReviewed(r); len(nr) > 0 {
+			s += " (" + causeBreakdown(nr) + ")"
+		}
+		if len(r.Findings) > 0 {
+			s += "; " + findingsPhrase(r.Findings)
+		}
+		return s + dur
+	}
+	// Partial, an unknown outcome, or a "complete" report whose items say
+	// otherwise: name the outcome and the gap.
+	name := strings.ToUpper(oneLine(string(r.Outcome)))
+	if name == "" {
+		name = "UNKNOWN OUTCOME"
+	}
+	s := fmt.Sprintf("%s — %d of %d items reviewed", name, c.reviewed, c.planned)
+	if nr := notReviewed(r); len(nr) > 0 {
+		s += fmt.Sprintf("; %d not reviewed (%s)", len(nr), reasonBreakdown(nr))
+	} else if c.notReviewed > 0 {
+		s += fmt.Sprintf("; %d not reviewed", c.notReviewed)
+	}
+	if len(r.Findings) > 0 {
+		s += "; " + findingsPhrase(r.Findings)
+	} else {
+		s += "; no findings in the reviewed items"
+	}
+	return s + dur
+}
+
+// listed splits findings into those shown at the threshold and those hidden.
+func listed(fs []review.Finding, reportOn review.Severity) (shown, hidden []review.Finding) {
+	for _, f := range fs {
+		if reportOn == review.SeverityNone || f.Severity.AtLeast(reportOn) {
+			shown = append(shown, f)
+		} else {
+			hidden = append(hidden, f)
+		}
+	}
+	return shown, hidden
+}
+
+// hiddenLine is "2 findings below medium not shown (1 low, 1 info)".
+func hiddenLine(hidden []review.Finding, reportOn review.Severity) string {
+	return fmt.Sprintf("%s below %s not shown (%s)",
+		plural(len(hidden), "finding", "findings"), reportOn, severityBreakdown(hidden))
+}
+
+// byLocation orders findings by path, then lines, then most severe first.
+func byLocation(a, b review.Finding) int {
+	return cmp.Or(
+		strings.Compare(a.Path, b.Path),
+		cmp.Compare(a.StartLine, b.StartLine),
+		cmp.Compare(a.EndLine, b.EndLine),
+		cmp.Compare(b.Severity, a.Severity),
+		strings.Compare(a.Skill, b.Skill),
+		strings.Compare(a.Title, b.Title),
+	)
+}
+
+// bySeverity orders findings most severe first, then by location.
+func bySeverity(a, b review.Finding) int {
+	if c := cmp.Compare(b.Severity, a.Severity); c != 0 {
+		return c
+	}
+	return byLocation(a, b)
+}
+
+func sorted(fs []review.Finding, f func(a, b review.Finding) int) []review.Finding {
+	out := slices.Clone(fs)
+	slices.SortStableFunc(out, f)
+	return out
+}
+
+// lineRange is "12-18", "12", or "" when the start is unknown.
+func lineRange(start, end int, sep string) string {
+	if start <= 0 {
+		return ""
+	}
+	if end <= start {
+		return strconv.Itoa(start)
+	}
+	return strconv.Itoa(start) + sep + strconv.Itoa(end)
+}
+
+// fmtElapsed rounds a duration for people: "850ms", "41.2s", "2m5.4s".
+func fmtElapsed(ms int64) string {
+	if ms < 1000 {
+		return strconv.FormatInt(max(ms, 0), 10) + "ms"
+	}
+	return (time.Duration(ms) * time.Millisecond).Round(100 * time.Millisecond).String()
+}
+
+// fmtTimeout is an exact duration, "2m0s", or "-" when unset.
+func fmtTimeout(ms int64) string {
+	if ms <= 0 {
+		return "-"
+	}
+	return (time.Duration(ms) * time.Millisecond).String()
+}
+
+func fmtCost(usd float64) string { return fmt.Sprintf("$%.4f", usd) }
+
+// sanitize removes what must never reach a terminal or a renderer from
+// untrusted text: C0 and C1 control characters (escape sequences), bidi
+// overrides and isolates (Trojan Source), and invalid UTF-8. Newlines are
+// kept when keepNewlines is set (CRLF becomes LF); tabs are kept.
+func sanitize(s string, keepNewlines bool) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	var b strings.Builder
+	b.Grow(len(s))
+	for i, w := 0, 0; i < len(s); i += w {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		w = size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune(utf8.RuneError)
+		case r == '\n':
+			if keepNewlines {
+				b.WriteByte('\n')
+			} else {
+				b.WriteByte(' ')
+			}
+		case r == '\t':
+			b.WriteByte('\t')
+		case unicode.IsControl(r), isBidiControl(r):
+			// dropped
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isBidiControl(r rune) bool {
+	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C
+}
+
+// oneLine sanitizes s and collapses every run of white space to one space.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(sanitize(s, false)), " ")
+}
+
+// clip shortens s to at most n bytes on a rune boundary, marking the cut
+// with "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// dash stands in for an empty cell.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,233 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/warden/review"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// goldenExt is each format's golden file extension: testdata/<case>.<ext>.golden.
+var goldenExt = map[Format]string{
+	FormatText:     "txt",
+	FormatJSON:     "json",
+	FormatMarkdown: "md",
+	FormatSARIF:    "sarif",
+}
+
+var allFormats = []Format{FormatText, FormatJSON, FormatMarkdown, FormatSARIF}
+
+type reportCase struct {
+	name   string
+	report *review.Report
+	opts   Options
+}
+
+// testPolicy is the default policy of DESIGN.md §3 and §6.
+func testPolicy() review.Policy {
+	return review.Policy{
+		BudgetMS: 900000, ItemBudgetMS: 300000, RequestTimeoutMS: 120000, MinAttemptMS: 10000, ReserveMS: 5000,
+		MaxConcurrency: 8, MaxRetriesPerRoute: 1, BackoffMS: 2000, RateLimitBackoffMS: 60000,
+		BaselineBodyChars: 8000, BaselineMaxTokens: 6000, BaselinePoints: 4, MaxMultiplier: 8, TimeoutCeilingMS: 600000,
+		FailOn: "high", ReportOn: "off", MaxFindings: 50, RetryBudgetRatio: 0.1,
+	}
+}
+
+func attempt(route, class string, durMS int64) review.Attempt {
+	return review.Attempt{Route: route, Model: "moonshotai/kimi-k2", Kind: "primary",
+		TimeoutBaseMS: 120000, TimeoutEffectiveMS: 120000, DurationMS: durMS, Class: class}
+}
+
+func reviewedItem(skill, path string, start, end, prio int) review.Item {
+	return review.Item{Skill: skill, Path: path, StartLine: start, EndLine: end, Priority: prio,
+		Status: review.StatusReviewed, Route: "primary", TimeoutEffectiveMS: 120000, CostUSD: 0.0021,
+		Attempts: []review.Attempt{attempt("primary", "success", 3100)}}
+}
+
+// goldenCases are the reports every format is rendered from. Each call
+// builds fresh values, so tests may not share them by accident.
+func goldenCases() []reportCase {
+	return []reportCase{
+		{name: "complete", opts: Options{ToolVersion: "v0.3.0"}, report: &review.Report{
+			Schema:  review.Schema,
+			Outcome: review.OutcomeComplete,
+			Summary: review.Summary{Planned: 4, Reviewed: 4, Findings: 3},
+			Findings: []review.Finding{
+				{
+					Skill: "style", Severity: review.SeverityMedium, Title: "Error from Close is dropped",
+					Description: "The deferred `f.Close()` discards its error, so a failed flush goes unnoticed.",
+					Path:        "internal/store/file.go", StartLine: 30, EndLine: 30,
+					Suggestion: "defer func() {\n\tif cerr := f.Close(); cerr != nil && err == nil {\n\t\terr = cerr\n\t}\n}()",
+					Route:      "primary", Model: "moonshotai/kimi-k2",
+				},
+				{
+					Skill: "security-review", Severity: review.SeverityHigh, Title: "SQL query built from request input",
+					Description: "The handler concatenates the `id` query parameter into the SQL text.\n\nAn attacker can read any row: `?id=1 OR 1=1`.",
+					Path:        "api/handler.go", StartLine: 40, EndLine: 44,
+					Suggestion: "rows, err := db.QueryContext(ctx, \"SELECT name FROM users WHERE id = ?\", id)",
+					Route:      "primary", Model: "moonshotai/kimi-k2", Confidence: 0.9,
+				},
+				{
+					Skill: "docs", Severity: review.SeverityMedium, Title: "Example in the doc comment does not compile",
+					Description: "The example uses ```go fences inside a Go doc comment, which godoc shows verbatim.",
+					Path:        "api/handler.go", StartLine: 12, EndLine: 14,
+					Suggestion: "// Example:\n//\n//\th := NewHandler(db)\n// (was: ```go ... ```)",
+					Route:      "primary", Model: "moonshotai/kimi-k2",
+				},
+			},
+			Items: []review.Item{
+				reviewedItem("security-review", "api/handler.go", 1, 60, 1),
+				reviewedItem("docs", "api/handler.go", 1, 60, 2),
+				reviewedItem("style", "internal/store/file.go", 20, 45, 3),
+				reviewedItem("security-review", "internal/store/file.go", 20, 45, 4),
+			},
+			Ignored: []review.Ignored{
+				{Path: "go.sum", Reason: "lockfile"},
+				{Path: "web/package-lock.json", Reason: "lockfile"},
+				{Path: "api/gen/api.pb.go", Reason: "generated"},
+			},
+			Routes: []review.RouteStats{
+				{Name: "primary", Model: "moonshotai/kimi-k2", Calls: 4, OK: 4, P50MS: 3100, P95MS: 9800, CostUSD: 0.0084},
+			},
+			Policy:     testPolicy(),
+			Usage:      review.Usage{PromptTokens: 12345, CompletionTokens: 2345, CachedTokens: 1000, CostUSD: 0.0084},
+			DurationMS: 41234,
+		}},
+		{name: "partial", opts: Options{ToolVersion: "v0.3.0", ReportOn: review.SeverityLow}, report: &review.Report{
+			Schema:  review.Schema,
+			Outcome: review.OutcomePartial,
+			Summary: review.Summary{Planned: 5, Reviewed: 2, Failed: 2, Skipped: 1, Findings: 2},
+			Findings: []review.Finding{
+				{
+					Skill: "security-review", Severity: review.SeverityMedium, Title: "Token compared with ==",
+					Description: "Use `subtle.ConstantTimeCompare` to avoid a timing side channel.",
+					Path:        "auth/token.go", StartLine: 0, EndLine: 0, Route: "primary", Model: "moonshotai/kimi-k2",
+				},
+				{
+					Skill: "style", Severity: review.SeverityInfo, Title: "Name could be shorter",
+					Path: "auth/token.go", StartLine: 8, EndLine: 8, Route: "fallback", Model: "openai/gpt-4.1-mini",
+				},
+			},
+			Items: []review.Item{
+				reviewedItem("security-review", "auth/token.go", 1, 30, 1),
+				{Skill: "security-review", Path: "auth/session.go", StartLine: 10, EndLine: 88, Priority: 2,
+					Status: review.StatusFailed, Reason: "timeout", Route: "fallback", TimeoutEffectiveMS: 240000,
+					Attempts: []review.Attempt{attempt("primary", "timeout", 240000), attempt("fallback", "timeout", 60000)}},
+				{Skill: "style", Path: "auth/token.go", StartLine: 1, EndLine: 30, Priority: 3,
+					Status: review.StatusReviewed, Route: "fallback", TimeoutEffectiveMS: 120000,
+					Attempts: []review.Attempt{attempt("primary", "overloaded", 900), attempt("fallback", "success", 4200)}},
+				{Skill: "style", Path: "auth/session.go", StartLine: 10, EndLine: 88, Priority: 4,
+					Status: review.StatusFailed, Reason: "bad_response", Route: "primary", TimeoutEffectiveMS: 120000,
+					Attempts: []review.Attempt{attempt("primary", "bad_response", 5000)}},
+				{Skill: "style", Path: "web/app.ts", StartLine: 1, EndLine: 140, Priority: 5,
+					Status: review.StatusSkipped, Reason: "budget", TimeoutEffectiveMS: 120000},
+			},
+			Ignored: []review.Ignored{{Path: "vendor/golang.org/x/net/http2/frame.go", Reason: "vendored"}},
+			Routes: []review.RouteStats{
+				{Name: "primary", Model: "moonshotai/kimi-k2", Calls: 4, OK: 1, Failed: 3, Timeouts: 1, P50MS: 5000, P95MS: 240000, CircuitOpens: 1, CostUSD: 0.0042},
+				{Name: "fallback", Model: "openai/gpt-4.1-mini", Calls: 2, OK: 1, Failed: 1, Timeouts: 1, P50MS: 4200, P95MS: 60000, CostUSD: 0.0011},
+			},
+			Policy:     testPolicy(),
+			Usage:      review.Usage{PromptTokens: 9000, CompletionTokens: 800, CostUSD: 0.0053},
+			DurationMS: 312400,
+		}},
+		{name: "provider_unavailable", report: &review.Report{
+			Schema:  review.Schema,
+			Outcome: review.OutcomeProviderUnavailable,
+			Summary: review.Summary{Planned: 3, Failed: 3},
+			Items: []review.Item{
+				{Skill: "security-review", Path: "main.go", StartLine: 1, EndLine: 20, Priority: 1, Status: review.StatusFailed,
+					Reason: "auth", Route: "primary", TimeoutEffectiveMS: 120000, Attempts: []review.Attempt{attempt("primary", "auth", 180)}},
+				{Skill: "security-review", Path: "util.go", StartLine: 5, EndLine: 9, Priority: 2, Status: review.StatusFailed,
+					Reason: "auth", Route: "primary", TimeoutEffectiveMS: 120000},
+				{Skill: "style", Path: "main.go", StartLine: 1, EndLine: 20, Priority: 3, Status: review.StatusFailed,
+					Reason: "auth", Route: "primary", TimeoutEffectiveMS: 120000},
+			},
+			Routes:     []review.RouteStats{{Name: "primary", Model: "moonshotai/kimi-k2", Calls: 1, Failed: 1, P50MS: 180, P95MS: 180}},
+			Policy:     testPolicy(),
+			DurationMS: 950,
+		}},
+		{name: "dry_run", report: &review.Report{
+			Schema:  review.Schema,
+			Outcome: review.OutcomeDryRun,
+			Summary: review.Summary{Planned: 3},
+			Items: []review.Item{
+				{Skill: "security-review", Path: "api/handler.go", StartLine: 1, EndLine: 60, Priority: 1, Status: review.StatusPlanned, TimeoutEffectiveMS: 120000},
+				{Skill: "security-review", Path: "internal/store/big_file.go", StartLine: 1, EndLine: 900, Priority: 2, Status: review.StatusPlanned, TimeoutEffectiveMS: 480000},
+				{Skill: "style", Path: "api/handler.go", StartLine: 1, EndLine: 60, Priority: 3, Status: review.StatusPlanned, TimeoutEffectiveMS: 120000},
+			},
+			Ignored: []review.Ignored{
+				{Path: "go.sum", Reason: "lockfile"},
+				{Path: "docs/intro.md", Reason: "filters.ignore docs/**"},
+				{Path: "assets/logo.png", Reason: "binary"},
+			},
+			Policy: testPolicy(),
+		}},
+		{name: "empty", report: &review.Report{
+			Outcome:    review.OutcomeComplete,
+			DurationMS: 120,
+		}},
+	}
+}
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	for _, tc := range goldenCases() {
+		for _, f := range allFormats {
+			t.Run(tc.name+"/"+f.String(), func(t *testing.T) {
+				t.Parallel()
+				var buf bytes.Buffer
+				if err := Write(&buf, tc.report, f, tc.opts); err != nil {
+					t.Fatalf("Write(%s, %v) = %v, want nil", tc.name, f, err)
+				}
+				path := filepath.Join("testdata", tc.name+"."+goldenExt[f]+".golden")
+				if *update {
+					if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run go test ./report -update to create it)", err)
+				}
+				if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+					t.Errorf("Write(%s, %v) mismatch with %s (-want +got):\n%s", tc.name, f, path, diff)
+				}
+			})
+		}
+	}
+}
+
+// TestWriteDoesNotMutate renders every case in every format and checks the
+// report is unchanged, nil slices included.
+func TestWriteDoesNotMutate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			want := goldenCases()
+			var before *review.Report
+			for _, w := range want {
+				if w.name == tc.name {
+					before = w.report
+				}
+			}
+			for _, f := range allFormats {
+				if err := Write(new(bytes.Buffer), tc.report, f, tc.opts); err != nil {
+					t.Fatalf("Write(%s, %v) = %v, want nil", tc.name, f, err)
+				}
+			}
+			if diff := cmp.Diff(before, tc.report); diff != "" {
+				t.Errorf("Write modified the report (-before +after):\n%s", diff)
+			}
+		})
+	}
+}

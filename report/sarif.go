@@ -1,0 +1,292 @@
+package report
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/org/warden/review"
+)
+
+// SARIF constants. GitHub code scanning accepts SARIF 2.1.0; the schema URI
+// is the one its documentation uses.
+const (
+	sarifSchema         = "https://json.schemastore.org/sarif-2.1.0.json"
+	sarifVersion        = "2.1.0"
+	sarifInformationURI = "https://github.com/org/warden"
+	sarifSrcRoot        = "%SRCROOT%"
+	// FingerprintKey is the partialFingerprints key of every SARIF result.
+	// Its value is a hash of skill, path and title plus ":n", the
+	// occurrence of that hash in the run, so that re-runs match alerts
+	// while two findings with the same title in one file stay distinct.
+	FingerprintKey = "wardenFingerprint/v1"
+)
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations"`
+	Results     []sarifResult     `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	Version        string      `json:"version,omitempty"`
+	InformationURI string      `json:"informationUri"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID               string    `json:"id"`
+	ShortDescription sarifText `json:"shortDescription"`
+	FullDescription  sarifText `json:"fullDescription"`
+	Help             sarifText `json:"help"`
+}
+
+type sarifText struct {
+	Text string `json:"text"`
+}
+
+type sarifResult struct {
+	RuleID              string            `json:"ruleId"`
+	RuleIndex           int               `json:"ruleIndex"`
+	Level               string            `json:"level"`
+	Message             sarifText         `json:"message"`
+	Locations           []sarifLocation   `json:"locations"`
+	PartialFingerprints map[string]string `json:"partialFingerprints"`
+	Properties          sarifResultProps  `json:"properties"`
+}
+
+type sarifResultProps struct {
+	Severity   string `json:"severity"`
+	Suggestion string `json:"suggestion,omitempty"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysical `json:"physicalLocation"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           sarifRegion   `json:"region"`
+}
+
+type sarifArtifact struct {
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
+	EndLine   int `json:"endLine"`
+}
+
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+	Properties                 sarifInvocationProp `json:"properties"`
+}
+
+type sarifInvocationProp struct {
+	Outcome  string `json:"outcome"`
+	Planned  int    `json:"planned"`
+	Reviewed int    `json:"reviewed"`
+	Failed   int    `json:"failed"`
+	Skipped  int    `json:"skipped"`
+}
+
+type sarifNotification struct {
+	Level          string          `json:"level"`
+	Message        sarifText       `json:"message"`
+	Locations      []sarifLocation `json:"locations,omitempty"`
+	AssociatedRule *sarifRuleRef   `json:"associatedRule,omitempty"`
+}
+
+type sarifRuleRef struct {
+	ID    string `json:"id"`
+	Index int    `json:"index"`
+}
+
+// writeSARIF writes one SARIF 2.1.0 run. Every finding is a result (ReportOn
+// does not apply). An incomplete review is marked executionSuccessful=false,
+// with a notification for every item that was not reviewed.
+func writeSARIF(buf *bytes.Buffer, r *review.Report, opts Options) error {
+	rules, index := sarifRules(r)
+	run := sarifRun{
+		Tool: sarifTool{Driver: sarifDriver{
+			Name:           "warden",
+			Version:        opts.ToolVersion,
+			InformationURI: sarifInformationURI,
+			Rules:          rules,
+		}},
+		Invocations: []sarifInvocation{sarifInvocationOf(r, index)},
+		Results:     []sarifResult{},
+	}
+	seen := map[string]int{}
+	for _, f := range sorted(r.Findings, byLocation) {
+		id := ruleID(f.Skill)
+		fp := Fingerprint(f)
+		seen[fp]++
+		text := oneLine(f.Title)
+		if text == "" {
+			text = "warden finding"
+		}
+		if d := strings.TrimSpace(sanitize(f.Description, true)); d != "" {
+			text += "\n\n" + d
+		}
+		run.Results = append(run.Results, sarifResult{
+			RuleID:              id,
+			RuleIndex:           index[id],
+			Level:               sarifLevel(f.Severity),
+			Message:             sarifText{Text: text},
+			Locations:           []sarifLocation{sarifLocationOf(f.Path, f.StartLine, f.EndLine)},
+			PartialFingerprints: map[string]string{FingerprintKey: fp + ":" + strconv.Itoa(seen[fp])},
+			Properties: sarifResultProps{
+				Severity:   f.Severity.String(),
+				Suggestion: strings.Trim(sanitize(f.Suggestion, true), "\n"),
+			},
+		})
+	}
+	enc := json.NewEncoder(buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{run}})
+}
+
+// sarifRules is one rule per skill named by a finding or an item, sorted by
+// id, and each id's index.
+func sarifRules(r *review.Report) ([]sarifRule, map[string]int) {
+	var ids []string
+	for _, f := range r.Findings {
+		ids = append(ids, ruleID(f.Skill))
+	}
+	for _, it := range r.Items {
+		ids = append(ids, ruleID(it.Skill))
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	rules := make([]sarifRule, len(ids))
+	index := make(map[string]int, len(ids))
+	for i, id := range ids {
+		index[id] = i
+		rules[i] = sarifRule{
+			ID:               id,
+			ShortDescription: sarifText{Text: "warden skill " + id},
+			FullDescription:  sarifText{Text: "Findings reported by the warden review skill " + id + "."},
+			Help:             sarifText{Text: "Reported by the AI code reviewer warden running the skill " + id + ". Check the finding before acting on it."},
+		}
+	}
+	return rules, index
+}
+
+func ruleID(skill string) string {
+	if s := oneLine(skill); s != "" {
+		return s
+	}
+	return "warden"
+}
+
+// sarifInvocationOf says whether the review covered everything and, when it
+// did not, which items were left out and why.
+func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
+	c := countItems(r)
+	inv := sarifInvocation{
+		ExecutionSuccessful: r.Outcome == review.OutcomeComplete && c.notReviewed == 0,
+		Properties: sarifInvocationProp{
+			Outcome: string(r.Outcome), Planned: c.planned, Reviewed: c.reviewed, Failed: c.failed, Skipped: c.skipped,
+		},
+	}
+	if r.Outcome == review.OutcomeDryRun {
+		inv.ToolExecutionNotifications = []sarifNotification{{
+			Level:   "note",
+			Message: sarifText{Text: "warden: " + headline(r) + ". Nothing was reviewed, so the absence of results says nothing about the code."},
+		}}
+		return inv
+	}
+	if inv.ExecutionSuccessful {
+		return inv
+	}
+	inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+		Level:   "error",
+		Message: sarifText{Text: "warden: " + headline(r) + ". Items that were not reviewed have no results; that does not mean they are clean."},
+	})
+	for _, it := range notReviewed(r) {
+		level := "warning"
+		if it.Status == review.StatusFailed {
+			level = "error"
+		}
+		msg := fmt.Sprintf("Not reviewed: skill %s on %s: %s (%s)", ruleID(it.Skill),
+			dash(textLoc(it.Path, it.StartLine, it.EndLine)), dash(oneLine(string(it.Status))), oneLine(reasonOf(it)))
+		if it.Route != "" {
+			msg += " on route " + oneLine(it.Route)
+		}
+		n := sarifNotification{
+			Level:          level,
+			Message:        sarifText{Text: msg},
+			AssociatedRule: &sarifRuleRef{ID: ruleID(it.Skill), Index: index[ruleID(it.Skill)]},
+		}
+		if it.Path != "" {
+			n.Locations = []sarifLocation{sarifLocationOf(it.Path, it.StartLine, it.EndLine)}
+		}
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, n)
+	}
+	return inv
+}
+
+// sarifLevel maps a severity to a SARIF level: critical and high are
+// errors, medium a warning, the rest notes.
+func sarifLevel(s review.Severity) string {
+	switch {
+	case s >= review.SeverityHigh:
+		return "error"
+	case s == review.SeverityMedium:
+		return "warning"
+	}
+	return "note"
+}
+
+// sarifLocationOf is a repository-relative location; lines are clamped so
+// that startLine ≥ 1 and endLine ≥ startLine, as code scanning requires.
+func sarifLocationOf(path string, start, end int) sarifLocation {
+	start = max(start, 1)
+	end = max(end, start)
+	return sarifLocation{PhysicalLocation: sarifPhysical{
+		ArtifactLocation: sarifArtifact{URI: artifactURI(path), URIBaseID: sarifSrcRoot},
+		Region:           sarifRegion{StartLine: start, EndLine: end},
+	}}
+}
+
+// artifactURI is a repository-relative path as a relative URI reference:
+// percent-encoded, without a leading "./" or "/".
+func artifactURI(path string) string {
+	p := strings.TrimLeft(strings.TrimPrefix(sanitize(path, false), "./"), "/")
+	u := &url.URL{Path: p}
+	return u.EscapedPath()
+}
+
+// Fingerprint is a finding's stable identity across runs: a hash of its
+// skill, path and title (white space collapsed), 32 hex digits. Lines are
+// left out on purpose, so that an alert survives edits above it.
+func Fingerprint(f review.Finding) string {
+	h := sha256.New()
+	for _, s := range []string{oneLine(f.Skill), strings.TrimSpace(f.Path), oneLine(f.Title)} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}

@@ -1,0 +1,234 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/org/warden/review"
+)
+
+// ANSI SGR codes. They are only written when Options.Color is set.
+const (
+	sgrBold    = "1"
+	sgrDim     = "2"
+	sgrRed     = "31"
+	sgrGreen   = "32"
+	sgrYellow  = "33"
+	sgrCyan    = "36"
+	sgrBoldRed = "1;31"
+	sgrBoldYel = "1;33"
+)
+
+type palette bool
+
+func (p palette) paint(code, s string) string {
+	if !p || s == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func severityColor(s review.Severity) string {
+	switch s {
+	case review.SeverityCritical:
+		return sgrBoldRed
+	case review.SeverityHigh:
+		return sgrRed
+	case review.SeverityMedium:
+		return sgrYellow
+	case review.SeverityLow:
+		return sgrCyan
+	}
+	return sgrDim
+}
+
+func outcomeColor(o review.Outcome) string {
+	switch o {
+	case review.OutcomeComplete:
+		return sgrGreen
+	case review.OutcomeProviderUnavailable:
+		return sgrBoldRed
+	case review.OutcomeDryRun:
+		return sgrBold
+	}
+	return sgrBoldYel
+}
+
+// textLoc is "path:12-18".
+func textLoc(path string, start, end int) string {
+	p := oneLine(path)
+	if lr := lineRange(start, end, "-"); lr != "" {
+		return p + ":" + lr
+	}
+	return p
+}
+
+// writeText renders the terminal summary. Every string that came from the
+// report is sanitized, so a model or a diff cannot emit escape sequences.
+func writeText(buf *bytes.Buffer, r *review.Report, opts Options) error {
+	p := palette(opts.Color)
+	c := countItems(r)
+	buf.WriteString(p.paint(outcomeColor(r.Outcome), "warden: "+headline(r)) + "\n")
+
+	if r.Outcome == review.OutcomeDryRun {
+		textIgnored(buf, r, p)
+		textPlan(buf, r, p)
+		return nil
+	}
+	textFindings(buf, r, opts, p)
+	textNotReviewed(buf, r, c, p)
+	textIgnored(buf, r, p)
+	textRoutes(buf, r, p)
+	textUsage(buf, r)
+	return nil
+}
+
+func textFindings(buf *bytes.Buffer, r *review.Report, opts Options, p palette) {
+	shown, hidden := listed(r.Findings, opts.ReportOn)
+	if len(shown) == 0 && len(hidden) == 0 {
+		return
+	}
+	buf.WriteString("\n" + p.paint(sgrBold, "Findings") + "\n")
+	path, first := "", true
+	for _, f := range sorted(shown, byLocation) {
+		if first || f.Path != path {
+			path, first = f.Path, false
+			buf.WriteString("\n" + p.paint(sgrBold, dash(oneLine(f.Path))) + "\n")
+		} else {
+			buf.WriteString("\n")
+		}
+		label := fmt.Sprintf("%-8s", strings.ToUpper(f.Severity.String()))
+		title := oneLine(f.Title)
+		if title == "" {
+			title = "(untitled)"
+		}
+		fmt.Fprintf(buf, "  %s  %s  [%s]\n", p.paint(severityColor(f.Severity), label), title, dash(oneLine(f.Skill)))
+		const indent = "            "
+		buf.WriteString(indent + textLoc(f.Path, f.StartLine, f.EndLine) + "\n")
+		if d := strings.TrimSpace(sanitize(f.Description, true)); d != "" {
+			writeIndented(buf, indent, d)
+		}
+		if s := strings.Trim(sanitize(f.Suggestion, true), "\n"); strings.TrimSpace(s) != "" {
+			buf.WriteString(indent + p.paint(sgrDim, "suggestion:") + "\n")
+			writeIndented(buf, indent+"    ", s)
+		}
+	}
+	if len(hidden) > 0 {
+		buf.WriteString("\n" + hiddenLine(hidden, opts.ReportOn) + "\n")
+	}
+}
+
+// writeIndented writes each line of s with the prefix; blank lines stay
+// blank.
+func writeIndented(buf *bytes.Buffer, prefix, s string) {
+	for line := range strings.SplitSeq(s, "\n") {
+		line = strings.TrimRight(line, " \t")
+		if line == "" {
+			buf.WriteString("\n")
+			continue
+		}
+		buf.WriteString(prefix + line + "\n")
+	}
+}
+
+func textNotReviewed(buf *bytes.Buffer, r *review.Report, c counts, p palette) {
+	nr := notReviewed(r)
+	if len(nr) == 0 {
+		if c.notReviewed > 0 { // the report has a summary but no items
+			fmt.Fprintf(buf, "\n%s\n  %d items were not reviewed; the report does not list them.\n",
+				p.paint(sgrBoldYel, "Not reviewed ("+strconv.Itoa(c.notReviewed)+")"), c.notReviewed)
+		}
+		return
+	}
+	buf.WriteString("\n" + p.paint(sgrBoldYel, "Not reviewed ("+strconv.Itoa(len(nr))+")") +
+		" — no findings here does not mean no problems\n")
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  STATUS\tREASON\tROUTE\tSKILL\tLOCATION")
+	for _, it := range nr {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", cell(string(it.Status)), cell(reasonOf(it)),
+			cell(it.Route), cell(it.Skill), cell(textLoc(it.Path, it.StartLine, it.EndLine)))
+	}
+	tw.Flush()
+}
+
+// cell is one tabwriter cell: a single line without tabs.
+func cell(s string) string { return dash(oneLine(s)) }
+
+func textIgnored(buf *bytes.Buffer, r *review.Report, p palette) {
+	if len(r.Ignored) == 0 {
+		return
+	}
+	buf.WriteString("\n" + p.paint(sgrBold, "Ignored ("+strconv.Itoa(len(r.Ignored))+")") + "\n")
+	for _, g := range groupIgnored(r.Ignored) {
+		fmt.Fprintf(buf, "  %s: %s\n", g.reason, strings.Join(g.paths, ", "))
+	}
+}
+
+type ignoredGroup struct {
+	reason string
+	paths  []string
+}
+
+// groupIgnored groups ignored paths by reason, in order of first
+// appearance.
+func groupIgnored(ig []review.Ignored) []ignoredGroup {
+	var out []ignoredGroup
+	at := map[string]int{}
+	for _, x := range ig {
+		reason := dash(oneLine(x.Reason))
+		i, ok := at[reason]
+		if !ok {
+			i = len(out)
+			at[reason] = i
+			out = append(out, ignoredGroup{reason: reason})
+		}
+		out[i].paths = append(out[i].paths, dash(oneLine(x.Path)))
+	}
+	return out
+}
+
+func textRoutes(buf *bytes.Buffer, r *review.Report, p palette) {
+	if len(r.Routes) == 0 {
+		return
+	}
+	buf.WriteString("\n" + p.paint(sgrBold, "Routes") + "\n")
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ROUTE\tMODEL\tCALLS\tOK\tFAILED\tTIMEOUTS\tP50\tP95\tCIRCUIT OPENS\tCOST")
+	for _, rt := range r.Routes {
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", cell(rt.Name), cell(rt.Model),
+			rt.Calls, rt.OK, rt.Failed, rt.Timeouts, fmtElapsed(rt.P50MS), fmtElapsed(rt.P95MS),
+			rt.CircuitOpens, fmtCost(rt.CostUSD))
+	}
+	tw.Flush()
+}
+
+func textUsage(buf *bytes.Buffer, r *review.Report) {
+	u := r.Usage
+	if u == (review.Usage{}) {
+		return
+	}
+	cached := ""
+	if u.CachedTokens > 0 {
+		cached = fmt.Sprintf(" (%d cached)", u.CachedTokens)
+	}
+	fmt.Fprintf(buf, "\nUsage: %d prompt tokens%s, %d completion tokens, %s\n",
+		u.PromptTokens, cached, u.CompletionTokens, fmtCost(u.CostUSD))
+}
+
+func textPlan(buf *bytes.Buffer, r *review.Report, p palette) {
+	if len(r.Items) == 0 {
+		buf.WriteString("\nNothing to review.\n")
+		return
+	}
+	buf.WriteString("\n" + p.paint(sgrBold, "Plan (priority order)") + "\n")
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  PRIORITY\tSKILL\tLOCATION\tTIMEOUT")
+	for _, it := range r.Items {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", it.Priority, cell(it.Skill),
+			cell(textLoc(it.Path, it.StartLine, it.EndLine)), fmtTimeout(it.TimeoutEffectiveMS))
+	}
+	tw.Flush()
+}

@@ -7,6 +7,48 @@
 // It knows nothing of findings, skills, hunks or GitHub: it runs Requests on
 // Routes and reports what happened to each, attempt by attempt.
 //
+// # The rules (DESIGN.md §3, issue 3)
+//
+// Budgets are nested context deadlines. The review's work window is
+// Policy.Budget − Policy.Reserve from the start of Run; an item starts only
+// while at least Policy.MinAttempt of it is left (else it is skipped,
+// ReasonBudget), in the order given, at most Policy.MaxConcurrency at once,
+// and gets Policy.ItemBudget clipped to the window. On a route, the first
+// attempt opens a route request whose deadline is the adaptive timeout
+// (EffectiveTimeout of the route's base) clipped to the item's end; retries
+// on that route share it, a failover opens a new one on the next route. The
+// caller's context ends everything at once and is never extended.
+//
+// One retry owner: Providers never retry. A failed attempt is retried on the
+// same route only for rate_limited, overloaded, server_error, connection
+// and bad_response (and a 408 the server sent), at most
+// Policy.MaxRetriesPerRoute times per (item, route), only when the wait plus
+// MinAttempt fits the route request's deadline, and only while the review's
+// retry budget, max(RetryBudgetMin, ⌊RetryBudgetRatio × calls⌋), lasts. The
+// wait is full jitter U[0, Backoff·2^(n−1)) or Policy.BackoffSchedule[n−1];
+// after a Retry-After (or a 429 without one: RateLimitBackoff) it is that
+// value plus U[0, min(1s, 10%)), the route cools down until then for every
+// item, and a wait above Policy.MaxRetryAfter fails over instead. Our own
+// timeouts are never retried on the same route.
+//
+// Failover, in route order, only for timeout, rate_limited, overloaded,
+// server_error, connection and rejected (breaker open, cool-down, bulkhead
+// full). Auth, payment and model_not_found disable the route for the rest
+// of the Run and fail the item loudly (Result.Class says which) unless the
+// route has FailoverOnAuth; bad_request and bad_response do not fail over.
+//
+// Per route: a bulkhead (MaxConcurrency; wait Policy.MaxQueueWait, or as
+// long as the item allows on the last usable route), optional pacing
+// (MinInterval between request starts), and a rolling-window circuit
+// breaker (BreakerSettings) whose permits carry a generation so that stale
+// outcomes are ignored. Cancellations, 4xx, 429, bad answers and timeouts
+// that our budget clipped never count against a route. Streaming routes get
+// first-token and idle watchdogs (StreamTimeouts) inside the attempt.
+//
+// Every attempt, sent or not, is an Attempt in its Result; Engine.Stats sums
+// them per route for the report and OnRouteEvent reports breaker
+// transitions, cool-downs and disabled routes as they happen.
+//
 // It must not import warden's review, hunks, skills, report or cmd packages,
 // go-openai (confined to execution/openai) or go-github.
 package execution

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,6 +27,14 @@ type Route struct {
 	MinInterval        time.Duration // least time between two request starts on this route
 	PriceInputPerMTok  float64
 	PriceOutputPerMTok float64
+
+	// Breaker configures the route's circuit breaker; the zero value takes
+	// DefaultBreakerSettings.
+	Breaker BreakerSettings
+	// FirstTokenTimeout and IdleTimeout are the streaming watchdogs of a
+	// Stream route; zero picks the defaults documented at StreamTimeouts.
+	FirstTokenTimeout time.Duration
+	IdleTimeout       time.Duration
 }
 
 // Policy holds the engine's budgets and retry settings.
@@ -36,6 +48,31 @@ type Policy struct {
 	MaxRetriesPerRoute int           // retries per (item, route)
 	Backoff            time.Duration // base of full-jitter backoff
 	RateLimitBackoff   time.Duration // route cool-down after a 429 without Retry-After
+
+	// The fields below were added with the resilience engine. New replaces
+	// a zero value with the default in DefaultPolicy, so a Policy written
+	// before them keeps working; a negative value means "none".
+
+	// BackoffSchedule, when set, replaces full-jitter backoff with fixed
+	// delays: the wait before retry n (1-based) on a route is
+	// BackoffSchedule[min(n, len)-1]. LiteLLMProfile uses 15s, 45s.
+	BackoffSchedule []time.Duration
+	// MaxRetryAfter is the longest Retry-After the engine waits for on the
+	// same route (30s). A longer one cools the route down and fails over.
+	MaxRetryAfter time.Duration
+	// MaxQueueWait bounds the wait for a route's bulkhead (10s) before the
+	// item fails over. On the last usable route the item waits as long as
+	// its budget allows instead, since there is nowhere to fail over to.
+	MaxQueueWait time.Duration
+	// CooldownWaitMax is the longest remaining cool-down an item waits out
+	// on a route (10s) rather than failing over; on the last usable route,
+	// any cool-down that fits the item's budget is waited out.
+	CooldownWaitMax time.Duration
+	// RetryBudgetMin and RetryBudgetRatio bound the review's retries:
+	// retries ≤ max(RetryBudgetMin, ⌊RetryBudgetRatio × calls so far⌋)
+	// (3 and 0.1).
+	RetryBudgetMin   int
+	RetryBudgetRatio float64
 }
 
 // DefaultPolicy returns the documented defaults.
@@ -50,6 +87,11 @@ func DefaultPolicy() Policy {
 		MaxRetriesPerRoute: 1,
 		Backoff:            2 * time.Second,
 		RateLimitBackoff:   60 * time.Second,
+		MaxRetryAfter:      30 * time.Second,
+		MaxQueueWait:       10 * time.Second,
+		CooldownWaitMax:    10 * time.Second,
+		RetryBudgetMin:     3,
+		RetryBudgetRatio:   0.1,
 	}
 }
 
@@ -83,10 +125,36 @@ func (s Status) String() string {
 	return fmt.Sprintf("status(%d)", int(s))
 }
 
-// Skip reasons.
+// Reasons. Result.Reason holds ReasonBudget or ReasonCancelled for a
+// skipped item, and for a failed item ReasonBudget when the review budget
+// cut it. Attempt.Reason says why an attempt was not sent (Class
+// ClassRejected) or why its Decision was taken.
 const (
-	ReasonBudget    = "budget"
-	ReasonCancelled = "cancelled"
+	ReasonBudget    = "budget"    // the review or item budget cannot fit it
+	ReasonCancelled = "cancelled" // the caller's context ended
+
+	ReasonCircuitOpen  = "circuit_open"      // the route's breaker is open
+	ReasonHalfOpenBusy = "circuit_half_open" // the breaker's probe slot is taken
+	ReasonCooldown     = "cooldown"          // the route cools down (Retry-After, 429)
+	ReasonDisabled     = "disabled"          // auth, payment or unknown model earlier in the review
+	ReasonBulkheadFull = "bulkhead_full"     // the route's concurrency cap stayed full
+
+	ReasonRetryCap     = "retry_cap"     // the per-(item, route) retry cap is used up
+	ReasonRetryBudget  = "retry_budget"  // the review-wide retry budget is used up
+	ReasonNotRetryable = "not_retryable" // the class is never retried on the same route
+	ReasonRetryAfter   = "retry_after"   // the Retry-After is longer than the engine waits
+	ReasonConfig       = "config"        // auth, payment, unknown model: the route is disabled
+	ReasonNoFailover   = "no_failover"   // the class is not one that fails over
+	ReasonNoRoute      = "no_route"      // every route has been tried
+)
+
+// Decisions, in Attempt.Decision: what the engine did after an attempt.
+const (
+	DecisionDone     = "done"     // the answer was accepted
+	DecisionRetry    = "retry"    // the same route again
+	DecisionFailover = "failover" // the next route
+	DecisionFail     = "fail"     // the item failed
+	DecisionStop     = "stop"     // the caller or the review budget ended the item
 )
 
 // AttemptKind says why an attempt was made.
@@ -114,68 +182,188 @@ func (k AttemptKind) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (k AttemptKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
-// Attempt records one attempt on one route.
+// Attempt records one attempt on one route: a request that was sent, or one
+// that the engine decided not to send (Class ClassRejected, Reason says
+// why, Duration 0). Durations are virtual-clock exact under testing/synctest.
 type Attempt struct {
 	Route            string
 	Model            string
 	Kind             AttemptKind
-	Start            time.Duration // since the review started
+	Number           int           // 1-based, counting every record of the item
+	Start            time.Duration // since the review started: when the request was sent (or rejected)
 	TimeoutBase      time.Duration
 	TimeoutEffective time.Duration // the adaptive deadline, before clipping
-	Deadline         time.Duration // what the attempt was given after clipping to the item's time left
-	ItemRemaining    time.Duration
-	ReviewRemaining  time.Duration
-	QueueWait        time.Duration
-	FirstByte        time.Duration
-	Duration         time.Duration
-	Usage            Usage
-	Class            Class
-	Decision         string // what the engine did next: "done", "retry", "failover", "fail"
-	Breaker          string // the route's breaker state at admission
-	Err              error
+	// Deadline is what the attempt was given: the route request's deadline
+	// (sent time of the route's first attempt + TimeoutEffective, clipped to
+	// the item's and the review's end; retries share it) minus this
+	// attempt's send time.
+	Deadline          time.Duration
+	ItemRemaining     time.Duration // item budget left when sent
+	ReviewRemaining   time.Duration // review budget (less the reserve) left when sent
+	QueueWait         time.Duration // cool-down, bulkhead and pacing wait before sending
+	Backoff           time.Duration // the wait before this retry (backoff or Retry-After)
+	FirstTokenTimeout time.Duration // streaming routes: the watchdogs given to the Provider
+	IdleTimeout       time.Duration
+	FirstByte         time.Duration // from sending to the first byte or data event; 0 when unknown
+	Duration          time.Duration // from sending to the answer or error
+	Usage             Usage
+	Class             Class
+	RetryAfter        time.Duration // the server's Retry-After, when it gave one
+	Decision          string        // what the engine did next: Decision*
+	Reason            string        // why: Reason*; empty when obvious (done, retry)
+	Breaker           string        // the route's breaker state at admission (a BreakerState name)
+	Err               error
 }
 
 // Result is what became of one item, with every attempt made for it.
 type Result struct {
 	Status   Status
-	Class    Class  // StatusFailed: the class that ended the item
-	Reason   string // StatusSkipped: ReasonBudget or ReasonCancelled
+	Class    Class  // StatusFailed: the class that ended the item; StatusDone: ClassSuccess
+	Reason   string // StatusSkipped: ReasonBudget or ReasonCancelled; StatusFailed: ReasonBudget when the review budget cut it, else the last rejection reason if any
 	Response *Response
 	Route    string // the route that produced Response
 	Attempts []Attempt
-	Err      error // StatusFailed: the last real error
+	Err      error         // StatusFailed: the last real error (a *PanicError for a panic)
+	Start    time.Duration // since the review started; zero for items skipped before starting
+	Duration time.Duration // from the item's start to its end
+}
+
+// Routes returns the names of the routes the item was sent to, in order,
+// without repeats (rejected attempts excluded).
+func (r Result) Routes() []string {
+	var out []string
+	for _, a := range r.Attempts {
+		if a.Class == ClassRejected || slices.Contains(out, a.Route) {
+			continue
+		}
+		out = append(out, a.Route)
+	}
+	return out
+}
+
+// PanicError is an item's error when its run panicked: in the Provider, in
+// Item.Accept or in the engine. Only that item fails (ClassUnknown).
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic while running item: %v", e.Value) }
+
+// Unwrap returns the panic value when it is an error.
+func (e *PanicError) Unwrap() error {
+	if err, ok := e.Value.(error); ok {
+		return err
+	}
+	return nil
 }
 
 // Options are an Engine's collaborators; the zero value is usable.
 type Options struct {
 	Logger *slog.Logger // nil: discard
+	// Rand is the jitter source (backoff, Retry-After and breaker jitter).
+	// nil: a randomly seeded PCG. The engine serializes its use.
+	Rand *rand.Rand
+	// OnRouteEvent, when set, is called for every breaker transition,
+	// cool-down and disabled route, from the goroutine that caused it,
+	// never while the engine holds a lock. It must be safe for concurrent
+	// use.
+	OnRouteEvent func(RouteEvent)
 }
 
-// Engine runs items on routes. It is safe for one Run at a time.
+// Engine runs items on routes. It is safe for one Run at a time; Stats may
+// be called at any time.
 type Engine struct {
 	routes []Route
 	policy Policy
 	log    *slog.Logger
+	opts   Options
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	last atomic.Pointer[runState]
 }
 
-// New checks the routes and policy and returns an Engine.
+// New checks the routes and policy and returns an Engine. Zero values of
+// the Policy fields added with the resilience engine (MaxRetryAfter,
+// MaxQueueWait, CooldownWaitMax, RetryBudgetMin, RetryBudgetRatio) take
+// their DefaultPolicy values; negative ones mean none.
 func New(routes []Route, p Policy, opts Options) (*Engine, error) {
 	if len(routes) == 0 {
 		return nil, errors.New("execution: no route configured")
 	}
+	names := map[string]bool{}
 	for i, r := range routes {
 		if r.Provider == nil {
 			return nil, fmt.Errorf("execution: route %d (%q) has no provider", i, r.Name)
+		}
+		if names[r.Name] {
+			return nil, fmt.Errorf("execution: route %d: duplicate name %q", i, r.Name)
+		}
+		names[r.Name] = true
+		if r.MaxConcurrency < 0 || r.RequestTimeout < 0 || r.MinInterval < 0 || r.FirstTokenTimeout < 0 || r.IdleTimeout < 0 {
+			return nil, fmt.Errorf("execution: route %q: negative max concurrency, request timeout, min interval or stream timeout", r.Name)
+		}
+		if r.RequestTimeout == 0 && p.RequestTimeout <= 0 {
+			return nil, fmt.Errorf("execution: route %q has no request timeout and the policy's is %s", r.Name, p.RequestTimeout)
 		}
 	}
 	if p.MaxConcurrency <= 0 {
 		return nil, fmt.Errorf("execution: max concurrency must be positive, got %d", p.MaxConcurrency)
 	}
+	switch {
+	case p.Budget <= 0:
+		return nil, fmt.Errorf("execution: review budget must be positive, got %s", p.Budget)
+	case p.ItemBudget <= 0:
+		return nil, fmt.Errorf("execution: item budget must be positive, got %s", p.ItemBudget)
+	case p.MinAttempt < 0:
+		return nil, fmt.Errorf("execution: minimum attempt must not be negative, got %s", p.MinAttempt)
+	case p.Reserve < 0 || p.Reserve >= p.Budget:
+		return nil, fmt.Errorf("execution: reserve must be in [0, budget %s), got %s", p.Budget, p.Reserve)
+	case p.MaxRetriesPerRoute < 0:
+		return nil, fmt.Errorf("execution: retries per route must not be negative, got %d", p.MaxRetriesPerRoute)
+	case p.Backoff < 0 || p.RateLimitBackoff < 0:
+		return nil, fmt.Errorf("execution: backoff (%s) and rate-limit backoff (%s) must not be negative", p.Backoff, p.RateLimitBackoff)
+	}
+	for i, d := range p.BackoffSchedule {
+		if d < 0 {
+			return nil, fmt.Errorf("execution: backoff schedule step %d is negative: %s", i+1, d)
+		}
+	}
+	d := DefaultPolicy()
+	fill := func(v *time.Duration, def time.Duration) {
+		switch {
+		case *v == 0:
+			*v = def
+		case *v < 0:
+			*v = 0
+		}
+	}
+	fill(&p.MaxRetryAfter, d.MaxRetryAfter)
+	fill(&p.MaxQueueWait, d.MaxQueueWait)
+	fill(&p.CooldownWaitMax, d.CooldownWaitMax)
+	switch {
+	case p.RetryBudgetMin == 0:
+		p.RetryBudgetMin = d.RetryBudgetMin
+	case p.RetryBudgetMin < 0:
+		p.RetryBudgetMin = 0
+	}
+	switch {
+	case p.RetryBudgetRatio == 0:
+		p.RetryBudgetRatio = d.RetryBudgetRatio
+	case p.RetryBudgetRatio < 0:
+		p.RetryBudgetRatio = 0
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{routes: routes, policy: p, log: log}, nil
+	rng := opts.Rand
+	if rng == nil {
+		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	return &Engine{routes: slices.Clone(routes), policy: p, log: log, opts: opts, rng: rng}, nil
 }
 
 // Routes returns the engine's routes, in failover order.

@@ -3,107 +3,916 @@ package execution
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/sourcegraph/conc/pool"
 )
 
-// Run executes items and returns one Result per item, in the items' order.
-// Items are started in the order given (callers put the most relevant
-// first). progress, when non-nil, is called after each item ends; calls are
-// serialized.
-//
-// This is the simple bounded executor: one attempt per route in order, each
-// with its adaptive deadline inside the item and review budgets.
-func (e *Engine) Run(ctx context.Context, items []Item, progress func(done, total int)) []Result {
-	start := time.Now()
-	results := make([]Result, len(items))
-	reviewCtx, cancel := context.WithTimeout(ctx, e.policy.Budget-e.policy.Reserve)
-	defer cancel()
-	var mu sync.Mutex
-	finished := 0
-	p := pool.New().WithMaxGoroutines(e.policy.MaxConcurrency)
-	for i := range items {
-		p.Go(func() {
-			defer func() {
-				if progress != nil {
-					mu.Lock()
-					finished++
-					progress(finished, len(items))
-					mu.Unlock()
-				}
-			}()
-			defer func() {
-				if v := recover(); v != nil {
-					results[i] = Result{Status: StatusFailed, Class: ClassUnknown, Err: errors.New("panic while running item")}
-				}
-			}()
-			results[i] = e.runItem(reviewCtx, ctx, start, items[i])
+// runState is everything one Run (one review) shares between its items:
+// the route states (breakers, cool-downs, disabled routes, bulkheads,
+// pacing, statistics) and the review-wide retry budget.
+type runState struct {
+	start   time.Time
+	workEnd time.Time // start + Budget − Reserve: nothing runs past it
+	routes  []*routeState
+
+	mu      sync.Mutex
+	calls   int // requests sent, for the retry budget
+	retries int
+}
+
+// routeState is one route during one Run.
+type routeState struct {
+	r   Route
+	idx int
+	br  *breaker
+	sem chan struct{} // the bulkhead: one token per call in flight
+
+	mu            sync.Mutex
+	cooldownUntil time.Time
+	cooldownClass Class
+	disabled      bool
+	disabledClass Class
+	disabledErr   error
+	nextStart     time.Time // pacing: the earliest next request start
+	inflight      int
+	stats         RouteStats // counters only; Stats fills the rest
+	durations     []time.Duration
+}
+
+func (e *Engine) newRun(now time.Time) *runState {
+	rs := &runState{start: now, workEnd: now.Add(e.policy.Budget - e.policy.Reserve)}
+	for i, r := range e.routes {
+		capacity := r.MaxConcurrency
+		if capacity <= 0 {
+			capacity = e.policy.MaxConcurrency
+		}
+		rs.routes = append(rs.routes, &routeState{
+			r:   r,
+			idx: i,
+			br:  newBreaker(r.Breaker, time.Now, e.float64),
+			sem: make(chan struct{}, capacity),
 		})
 	}
-	p.Wait()
+	return rs
+}
+
+// float64 draws from the engine's jitter source.
+func (e *Engine) float64() float64 {
+	e.rngMu.Lock()
+	defer e.rngMu.Unlock()
+	return e.rng.Float64()
+}
+
+// jitter returns a duration drawn uniformly from [0, d).
+func (e *Engine) jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	e.rngMu.Lock()
+	defer e.rngMu.Unlock()
+	return time.Duration(e.rng.Int64N(int64(d)))
+}
+
+// backoff is the wait before retry n (1-based) on a route: the policy's
+// fixed schedule when it has one, else full jitter U[0, Backoff·2^(n-1)).
+func (e *Engine) backoff(n int) time.Duration {
+	if s := e.policy.BackoffSchedule; len(s) > 0 {
+		return s[min(n, len(s))-1]
+	}
+	d := e.policy.Backoff
+	for i := 1; i < n && i < 8; i++ {
+		d *= 2
+	}
+	return e.jitter(d)
+}
+
+// takeRetry spends one retry of the review-wide budget,
+// max(RetryBudgetMin, ⌊RetryBudgetRatio × calls so far⌋), if any is left.
+func (rs *runState) takeRetry(p Policy) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	allowed := max(p.RetryBudgetMin, int(p.RetryBudgetRatio*float64(rs.calls)))
+	if rs.retries >= allowed {
+		return false
+	}
+	rs.retries++
+	return true
+}
+
+// Run executes items and returns one Result per item, in the items' order.
+//
+// Items are started in the order given (callers put the most relevant
+// first), at most Policy.MaxConcurrency at once. The review's work window
+// is Budget − Reserve from the call; an item starts only while at least
+// MinAttempt of it is left (else it is skipped with ReasonBudget) and gets
+// ItemBudget clipped to the window. When ctx ends, every attempt and wait
+// stops at once: items not yet started are skipped with ReasonCancelled,
+// items in flight end skipped with ReasonCancelled and keep their attempts,
+// finished results are kept. A panic in one item (its Provider, its Accept
+// or the engine) fails that item alone with a *PanicError.
+//
+// progress, when non-nil, is called after each item ends; calls are
+// serialized. Run returns only when every goroutine it started has ended.
+func (e *Engine) Run(ctx context.Context, items []Item, progress func(done, total int)) []Result {
+	rs := e.newRun(time.Now())
+	e.last.Store(rs)
+	results := make([]Result, len(items))
+	workCtx, cancel := context.WithDeadline(ctx, rs.workEnd)
+	defer cancel()
+
+	var mu sync.Mutex
+	finished := 0
+	report := func() {
+		if progress == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		finished++
+		progress(finished, len(items))
+	}
+	func() {
+		p := pool.New().WithMaxGoroutines(max(1, min(e.policy.MaxConcurrency, len(items))))
+		defer p.Wait()
+		for i := range items {
+			if res, skip := e.cannotStart(ctx, rs); skip {
+				results[i] = res
+				report()
+				continue
+			}
+			p.Go(func() {
+				defer report()
+				results[i] = e.runItemSafe(ctx, workCtx, rs, items[i])
+			})
+		}
+	}()
 	return results
 }
 
-func (e *Engine) runItem(reviewCtx, parent context.Context, start time.Time, it Item) Result {
-	if err := parent.Err(); err != nil {
-		return Result{Status: StatusSkipped, Reason: ReasonCancelled}
+// cannotStart reports whether an item must be skipped rather than started.
+func (e *Engine) cannotStart(ctx context.Context, rs *runState) (Result, bool) {
+	if ctx.Err() != nil {
+		return Result{Status: StatusSkipped, Class: ClassCancelled, Reason: ReasonCancelled}, true
 	}
-	if dl, ok := reviewCtx.Deadline(); ok && time.Until(dl) < e.policy.MinAttempt {
-		return Result{Status: StatusSkipped, Reason: ReasonBudget}
+	if left := rs.workEnd.Sub(time.Now()); left <= 0 || left < e.policy.MinAttempt {
+		return Result{Status: StatusSkipped, Reason: ReasonBudget}, true
 	}
-	itemCtx, cancel := context.WithTimeout(reviewCtx, e.policy.ItemBudget)
+	return Result{}, false
+}
+
+// runItemSafe runs one item and turns a panic into that item's failure.
+func (e *Engine) runItemSafe(caller, work context.Context, rs *runState, it Item) (res Result) {
+	st := &itemState{rs: rs, item: it, lastSent: -1, lastReject: -1}
+	defer func() {
+		if v := recover(); v != nil {
+			err := &PanicError{Value: v, Stack: debug.Stack()}
+			e.log.Error("item panicked", "err", err)
+			res = Result{Status: StatusFailed, Class: ClassUnknown, Err: err, Attempts: st.attempts, Start: st.start.Sub(rs.start), Duration: time.Since(st.start)}
+		}
+	}()
+	return e.runItem(caller, work, st)
+}
+
+// itemState is one item's progress through its routes.
+type itemState struct {
+	rs       *runState
+	item     Item
+	start    time.Time
+	end      time.Time // the item's deadline: start + ItemBudget, clipped to the review's work window
+	attempts []Attempt
+
+	lastSent   int   // index in attempts of the last attempt sent; -1: none
+	lastReject int   // index in attempts of the last rejected attempt; -1: none
+	rejectCls  Class // the class the last rejection stands for (auth for a disabled route, ...)
+}
+
+// outcome is what an item does after a route.
+type outcome int
+
+const (
+	outDone     outcome = iota + 1 // accepted answer
+	outFailover                    // try the next route
+	outFail                        // the item failed
+	outStop                        // the caller or a budget ended the item
+)
+
+func (e *Engine) runItem(caller, work context.Context, st *itemState) (res Result) {
+	rs := st.rs
+	st.start = time.Now()
+	if res, skip := e.cannotStart(caller, rs); skip {
+		return res
+	}
+	st.end = st.start.Add(e.policy.ItemBudget)
+	if st.end.After(rs.workEnd) {
+		st.end = rs.workEnd
+	}
+	res.Start = st.start.Sub(rs.start)
+	defer func() { res.Duration = time.Since(st.start) }()
+	if st.item.Request == nil {
+		res.Status, res.Class, res.Err = StatusFailed, ClassBadRequest, errors.New("execution: item has no request")
+		return res
+	}
+	itemCtx, cancel := context.WithDeadline(work, st.end)
 	defer cancel()
-	var res Result
-	for i, r := range e.routes {
-		kind := KindPrimary
-		if i > 0 {
-			kind = KindFailover
+
+	var out outcome
+	var resp *Response
+	for ri := range rs.routes {
+		out, resp = e.tryRoute(caller, itemCtx, st, ri)
+		if out != outFailover {
+			break
 		}
-		req := *it.Request
-		req.Model = r.Model
-		req.ResponseHealing = r.ResponseHealing
-		req.Stream = r.Stream
-		base, eff, err := e.Timeout(r, &req)
-		if err != nil {
-			return Result{Status: StatusFailed, Class: ClassBadRequest, Err: err}
+	}
+	res.Attempts = st.attempts
+	switch {
+	case out == outDone:
+		res.Status, res.Class, res.Response, res.Route = StatusDone, ClassSuccess, resp, st.attempts[st.lastSent].Route
+		return res
+	case caller.Err() != nil:
+		res.Status, res.Class, res.Reason = StatusSkipped, ClassCancelled, ReasonCancelled
+		if st.lastSent >= 0 {
+			res.Err = st.attempts[st.lastSent].Err
 		}
-		a := Attempt{Route: r.Name, Model: r.Model, Kind: kind, Start: time.Since(start), TimeoutBase: base, TimeoutEffective: eff}
-		attemptCtx, cancelAttempt := context.WithTimeout(itemCtx, eff)
-		t0 := time.Now()
-		resp, err := r.Provider.Complete(attemptCtx, &req)
-		a.Duration = time.Since(t0)
-		cancelAttempt()
-		if err == nil && it.Accept != nil {
-			err = it.Accept(resp)
-			if err != nil {
-				a.Class = ClassBadResponse
+		return res
+	}
+	res.Status = StatusFailed
+	if out == outStop && !time.Now().Before(rs.workEnd) {
+		res.Reason = ReasonBudget
+	}
+	// The class that ended the item: the last attempt sent, unless a later
+	// rejection says more (a disabled route's auth, a cool-down's rate limit).
+	switch {
+	case st.lastSent >= 0 && (st.lastReject < st.lastSent || st.rejectCls == ClassRejected || st.rejectCls == ClassCancelled):
+		a := st.attempts[st.lastSent]
+		res.Class, res.Err = a.Class, a.Err
+		if res.Class == ClassCancelled { // the review budget cut it, not the caller
+			res.Class = ClassTimeout
+		}
+		if st.lastReject > st.lastSent {
+			res.Reason = cmpOr(res.Reason, st.attempts[st.lastReject].Reason)
+		}
+	case st.lastReject >= 0:
+		a := st.attempts[st.lastReject]
+		res.Class, res.Err, res.Reason = st.rejectCls, a.Err, cmpOr(res.Reason, a.Reason)
+		if res.Class == ClassCancelled {
+			res.Class = ClassTimeout
+		}
+	default:
+		res.Class, res.Err = ClassTimeout, context.Cause(itemCtx)
+	}
+	return res
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// TimeoutError is a sent attempt's error when it ran out of time: its
+// deadline, a streaming watchdog, or the item or review budget. It states
+// the base and the effective timeout in milliseconds; errors.Is still finds
+// the cause (context.DeadlineExceeded, ErrFirstTokenTimeout,
+// ErrIdleTimeout).
+type TimeoutError struct {
+	Route     string
+	Base      time.Duration // the route's base request timeout
+	Effective time.Duration // the adaptive deadline
+	Deadline  time.Duration // what the attempt was given after clipping
+	Elapsed   time.Duration
+	Err       error
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("route %s: no answer after %d ms (timeout base %d ms, effective %d ms, given %d ms): %v",
+		e.Route, e.Elapsed.Milliseconds(), e.Base.Milliseconds(), e.Effective.Milliseconds(), e.Deadline.Milliseconds(), e.Err)
+}
+
+func (e *TimeoutError) Unwrap() error { return e.Err }
+
+// Class returns ClassTimeout, for Classify.
+func (e *TimeoutError) Class() Class { return ClassTimeout }
+
+// rejection is an attempt the engine decided not to send. It implements
+// Class so that Classify reads it as ClassRejected.
+type rejection struct {
+	route  string
+	reason string
+	cause  error
+}
+
+func (r *rejection) Error() string {
+	if r.cause != nil {
+		return fmt.Sprintf("route %s not tried: %s: %v", r.route, r.reason, r.cause)
+	}
+	return fmt.Sprintf("route %s not tried: %s", r.route, r.reason)
+}
+
+func (r *rejection) Unwrap() error { return r.cause }
+
+// Class returns ClassRejected.
+func (r *rejection) Class() Class { return ClassRejected }
+
+// tryRoute runs the item on route ri: the first attempt, then retries that
+// share the route request's deadline. It appends every attempt to st.
+func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int) (outcome, *Response) {
+	rs := st.rs
+	r := rs.routes[ri]
+	last := !rs.usableAfter(ri)
+	req := *st.item.Request
+	req.Model, req.ResponseHealing, req.Stream = r.r.Model, r.r.ResponseHealing, r.r.Stream
+	req.FirstTokenTimeout, req.IdleTimeout = 0, 0
+	base, eff, terr := e.Timeout(r.r, &req)
+
+	kind := KindFailover
+	if len(st.attempts) == 0 {
+		kind = KindPrimary
+	}
+	var (
+		firstSend time.Time // the route request's start
+		routeEnd  time.Time // the route request's deadline, shared by retries
+		retries   int
+		wait      time.Duration // backoff before this attempt
+	)
+	for {
+		a := Attempt{
+			Route: r.r.Name, Model: r.r.Model, Kind: kind, Number: len(st.attempts) + 1,
+			TimeoutBase: base, TimeoutEffective: eff, Backoff: wait,
+		}
+		if terr != nil {
+			a.Class, a.Err, a.Decision, a.Start = ClassBadRequest, terr, DecisionFail, time.Since(rs.start)
+			st.record(a)
+			return outFail, nil
+		}
+		limit := st.end
+		if !routeEnd.IsZero() {
+			limit = routeEnd
+		}
+		adm, rej := e.admit(itemCtx, r, limit, last)
+		if rej != nil {
+			a.Start, a.Class, a.Reason, a.Err, a.QueueWait = time.Since(rs.start), ClassRejected, rej.reason, rej, adm.queueWait
+			a.Breaker = adm.state.String()
+			r.count(func(s *RouteStats) { s.Rejected++ })
+			return e.afterReject(caller, itemCtx, st, r, a, rej), nil
+		}
+
+		// Send.
+		sendAt := time.Now()
+		if routeEnd.IsZero() {
+			firstSend, routeEnd = sendAt, sendAt.Add(eff)
+			if routeEnd.After(st.end) {
+				routeEnd = st.end
 			}
 		}
-		if resp != nil {
-			a.Usage = resp.Usage
+		a.Start = sendAt.Sub(rs.start)
+		a.QueueWait, a.Breaker = adm.queueWait, adm.state.String()
+		a.Deadline = routeEnd.Sub(sendAt)
+		a.ItemRemaining, a.ReviewRemaining = st.end.Sub(sendAt), rs.workEnd.Sub(sendAt)
+		if r.r.Stream {
+			req.FirstTokenTimeout, req.IdleTimeout = StreamTimeouts(r.r, BodyChars(&req, r.r), a.Deadline)
+			a.FirstTokenTimeout, a.IdleTimeout = req.FirstTokenTimeout, req.IdleTimeout
 		}
+		rs.mu.Lock()
+		rs.calls++
+		rs.mu.Unlock()
+		resp, err := e.send(itemCtx, r, &req, routeEnd, st.item.Accept)
+		a.Duration = time.Since(sendAt)
+		if resp != nil {
+			a.Usage, a.FirstByte = resp.Usage, resp.FirstByte
+		}
+		a.Err = err
+		var pe *PanicError
 		switch {
 		case err == nil:
 			a.Class = ClassSuccess
-		case parent.Err() != nil:
-			a.Class = ClassCancelled
-		case errors.Is(err, context.DeadlineExceeded):
-			a.Class = ClassTimeout
-		case a.Class == 0:
-			a.Class = ClassServerError
+		case errors.As(err, &pe):
+			a.Class = ClassUnknown
+		default:
+			a.Class = Classify(caller, err)
+			if a.Class == ClassUnknown && itemCtx.Err() != nil {
+				a.Class = ClassTimeout
+			}
 		}
-		a.Err = err
-		res.Attempts = append(res.Attempts, a)
-		if err == nil {
-			res.Status, res.Response, res.Route = StatusDone, resp, r.Name
-			return res
+		if server := (*ProviderError)(nil); a.Class == ClassTimeout && !errors.As(err, &server) { // not a 408 the server sent
+			err = &TimeoutError{Route: r.r.Name, Base: base, Effective: eff, Deadline: a.Deadline, Elapsed: a.Duration, Err: err}
+			a.Err = err
 		}
-		res.Status, res.Class, res.Err = StatusFailed, a.Class, err
-		if a.Class == ClassCancelled {
-			return res
+		clipped := routeEnd.Before(firstSend.Add(eff))
+		v := verdictOf(a.Class, err, clipped)
+		e.emitBreaker(r, r.br.done(adm.permit, v))
+		r.finish(a, kind == KindRetry)
+		e.log.Debug("attempt", "route", r.r.Name, "model", r.r.Model, "attempt", a.Number, "kind", a.Kind.String(),
+			"class", a.Class.String(), "duration", a.Duration, "verdict", v.String())
+
+		// Decide.
+		switch {
+		case a.Class == ClassSuccess:
+			a.Decision = DecisionDone
+			st.record(a)
+			return outDone, resp
+		case caller.Err() != nil:
+			a.Class, a.Decision, a.Reason = ClassCancelled, DecisionStop, ReasonCancelled
+			st.record(a)
+			return outStop, nil
+		case itemCtx.Err() != nil || !time.Now().Before(st.end):
+			a.Decision, a.Reason = DecisionStop, ReasonBudget
+			if !time.Now().Before(st.end) && st.end.Before(rs.workEnd) {
+				a.Decision = DecisionFail // the item's own budget, not the review's
+			}
+			st.record(a)
+			if a.Decision == DecisionFail {
+				return outFail, nil
+			}
+			return outStop, nil
+		case a.Class == ClassUnknown && pe != nil:
+			a.Decision = DecisionFail
+			st.record(a)
+			return outFail, nil
+		case a.Class == ClassAuth || a.Class == ClassPayment || a.Class == ClassModelNotFound:
+			e.disable(r, a.Class, err)
+			a.Reason = ReasonConfig
+			if r.r.FailoverOnAuth && !last {
+				a.Decision = DecisionFailover
+				st.record(a)
+				return outFailover, nil
+			}
+			a.Decision = DecisionFail
+			st.record(a)
+			return outFail, nil
+		}
+
+		ra, hasRA := retryAfter(err, time.Now())
+		if hasRA || a.Class == ClassRateLimited {
+			if !hasRA {
+				ra = e.policy.RateLimitBackoff
+			}
+			a.RetryAfter = ra
+			e.coolDown(r, ra, a.Class)
+		}
+		if retryable(a.Class, err) {
+			next := time.Duration(0)
+			switch {
+			case hasRA || a.Class == ClassRateLimited:
+				next = ra + e.jitter(min(time.Second, ra/10))
+			default:
+				next = e.backoff(retries + 1)
+			}
+			switch {
+			case retries >= e.policy.MaxRetriesPerRoute:
+				a.Reason = ReasonRetryCap
+			case (hasRA || a.Class == ClassRateLimited) && ra > e.policy.MaxRetryAfter:
+				a.Reason = ReasonRetryAfter
+			case time.Now().Add(next + e.policy.MinAttempt).After(routeEnd):
+				a.Reason = ReasonBudget
+			case !rs.takeRetry(e.policy):
+				a.Reason = ReasonRetryBudget
+			default:
+				a.Decision = DecisionRetry
+				st.record(a)
+				if !sleep(itemCtx, next) {
+					return outStop, nil
+				}
+				retries++
+				kind, wait = KindRetry, next
+				continue
+			}
+		} else {
+			a.Reason = ReasonNotRetryable
+		}
+		switch {
+		case !failsOver(a.Class):
+			a.Decision, a.Reason = DecisionFail, ReasonNoFailover
+		case ri == len(rs.routes)-1:
+			a.Decision, a.Reason = DecisionFail, cmpOr(a.Reason, ReasonNoRoute)
+		default:
+			a.Decision = DecisionFailover
+		}
+		st.record(a)
+		if a.Decision == DecisionFail {
+			return outFail, nil
+		}
+		return outFailover, nil
+	}
+}
+
+// afterReject records a rejected attempt and decides what the item does.
+func (e *Engine) afterReject(caller, itemCtx context.Context, st *itemState, r *routeState, a Attempt, rej *rejection) outcome {
+	st.rejectCls = ClassRejected
+	switch rej.reason {
+	case ReasonDisabled:
+		r.mu.Lock()
+		st.rejectCls = r.disabledClass
+		r.mu.Unlock()
+	case ReasonCooldown:
+		r.mu.Lock()
+		st.rejectCls = r.cooldownClass
+		r.mu.Unlock()
+	case ReasonCancelled:
+		st.rejectCls = ClassCancelled
+	}
+	out := outFailover
+	switch {
+	case caller.Err() != nil:
+		a.Decision, a.Reason = DecisionStop, ReasonCancelled
+		out = outStop
+	case itemCtx.Err() != nil || !time.Now().Before(st.end):
+		a.Decision, a.Reason = DecisionStop, ReasonBudget
+		out = outStop
+	case rej.reason == ReasonDisabled && !r.r.FailoverOnAuth:
+		a.Decision = DecisionFail
+		out = outFail
+	case rej.reason == ReasonBudget && time.Until(st.end) < e.policy.MinAttempt:
+		a.Decision = DecisionFail
+		out = outFail
+	case r.idx == len(st.rs.routes)-1:
+		a.Decision = DecisionFail
+		out = outFail
+	default:
+		a.Decision = DecisionFailover
+	}
+	st.record(a)
+	return out
+}
+
+func (st *itemState) record(a Attempt) {
+	st.attempts = append(st.attempts, a)
+	if a.Class == ClassRejected {
+		st.lastReject = len(st.attempts) - 1
+	} else {
+		st.lastSent = len(st.attempts) - 1
+	}
+}
+
+// usableAfter reports whether a route after ri could still take the item.
+func (rs *runState) usableAfter(ri int) bool {
+	for _, r := range rs.routes[ri+1:] {
+		r.mu.Lock()
+		d := r.disabled
+		r.mu.Unlock()
+		if !d {
+			return true
 		}
 	}
-	return res
+	return false
+}
+
+// admission is the right to send one attempt on a route: a bulkhead slot
+// and a breaker permit.
+type admission struct {
+	permit    permit
+	state     BreakerState
+	queueWait time.Duration
+}
+
+// admit waits for the route (cool-down, bulkhead, pacing) and takes a
+// breaker permit. limit is the time by which a minimum attempt must still
+// fit. It returns a rejection when the route cannot take the attempt in
+// time; on success the caller owns one bulkhead slot (released by send).
+func (e *Engine) admit(ctx context.Context, r *routeState, limit time.Time, last bool) (admission, *rejection) {
+	t0 := time.Now()
+	var adm admission
+	reject := func(reason string, cause error) (admission, *rejection) {
+		adm.queueWait = time.Since(t0)
+		return adm, &rejection{route: r.r.Name, reason: reason, cause: cause}
+	}
+	minAttempt := e.policy.MinAttempt
+	for {
+		if ctx.Err() != nil {
+			return reject(ReasonCancelled, context.Cause(ctx))
+		}
+		now := time.Now()
+		r.mu.Lock()
+		disabled, derr := r.disabled, r.disabledErr
+		until := r.cooldownUntil
+		r.mu.Unlock()
+		if disabled {
+			return reject(ReasonDisabled, derr)
+		}
+		room := limit.Sub(now) - minAttempt // what may still be spent waiting
+		if room < 0 || limit.Sub(now) <= 0 {
+			return reject(ReasonBudget, nil)
+		}
+		if wait := until.Sub(now); wait > 0 {
+			if (wait > e.policy.CooldownWaitMax && !last) || wait > room {
+				return reject(ReasonCooldown, nil)
+			}
+			if !sleep(ctx, wait) {
+				return reject(ReasonCancelled, context.Cause(ctx))
+			}
+			continue
+		}
+		bst, tr := r.br.current()
+		e.emitBreaker(r, tr)
+		adm.state = bst
+		if bst == BreakerOpen {
+			return reject(ReasonCircuitOpen, nil)
+		}
+
+		// Bulkhead.
+		select {
+		case r.sem <- struct{}{}:
+		default:
+			qmax := room
+			if !last {
+				qmax = min(qmax, e.policy.MaxQueueWait)
+			}
+			if !acquire(ctx, r.sem, qmax) {
+				if ctx.Err() != nil {
+					return reject(ReasonCancelled, context.Cause(ctx))
+				}
+				return reject(ReasonBulkheadFull, nil)
+			}
+		}
+
+		// Pacing.
+		if r.r.MinInterval > 0 {
+			now = time.Now()
+			r.mu.Lock()
+			at := now
+			if r.nextStart.After(at) {
+				at = r.nextStart
+			}
+			ok := limit.Sub(at) >= minAttempt
+			if ok {
+				r.nextStart = at.Add(r.r.MinInterval)
+			}
+			r.mu.Unlock()
+			if !ok {
+				<-r.sem
+				return reject(ReasonBudget, nil)
+			}
+			if !sleep(ctx, at.Sub(now)) {
+				<-r.sem
+				return reject(ReasonCancelled, context.Cause(ctx))
+			}
+		}
+
+		// The route may have changed while we waited.
+		r.mu.Lock()
+		disabled, until = r.disabled, r.cooldownUntil
+		r.mu.Unlock()
+		if now := time.Now(); disabled || until.After(now) || limit.Sub(now) < minAttempt {
+			<-r.sem
+			continue
+		}
+		p, bst, tr, err := r.br.allow()
+		e.emitBreaker(r, tr)
+		adm.state = bst
+		if err != nil {
+			<-r.sem
+			reason := ReasonCircuitOpen
+			if errors.Is(err, errHalfOpenBusy) {
+				reason = ReasonHalfOpenBusy
+			}
+			return reject(reason, nil)
+		}
+		adm.permit = p
+		adm.queueWait = time.Since(t0)
+		return adm, nil
+	}
+}
+
+// send makes one call to the route's provider under the route request's
+// deadline and releases the admission. A panic in the Provider or in accept
+// becomes a *PanicError.
+func (e *Engine) send(itemCtx context.Context, r *routeState, req *Request, deadline time.Time, accept func(*Response) error) (resp *Response, err error) {
+	ctx, cancel := context.WithDeadline(itemCtx, deadline)
+	defer cancel()
+	r.mu.Lock()
+	r.inflight++
+	r.stats.MaxInFlight = max(r.stats.MaxInFlight, r.inflight)
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.inflight--
+		r.mu.Unlock()
+		<-r.sem
+	}()
+	defer func() {
+		if v := recover(); v != nil {
+			resp, err = nil, &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	resp, err = r.r.Provider.Complete(ctx, req)
+	if err == nil && resp == nil {
+		err = &BadResponseError{Reason: "provider returned no response and no error"}
+	}
+	if err == nil && accept != nil {
+		if aerr := accept(resp); aerr != nil {
+			err = &BadResponseError{Reason: "not accepted", Err: aerr}
+		}
+	}
+	return resp, err
+}
+
+// finish counts a sent attempt in the route's statistics.
+func (r *routeState) finish(a Attempt, retry bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := &r.stats
+	s.Calls++
+	if retry {
+		s.Retries++
+	}
+	switch a.Class {
+	case ClassSuccess:
+		s.OK++
+	case ClassTimeout:
+		s.Timeouts++
+	case ClassCancelled:
+		s.Cancelled++
+	default:
+		s.Failed++
+	}
+	s.Usage = s.Usage.Add(a.Usage)
+	r.durations = append(r.durations, a.Duration)
+}
+
+func (r *routeState) count(f func(*RouteStats)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(&r.stats)
+}
+
+// disable takes a route out of the review after an auth, payment or
+// unknown-model failure.
+func (e *Engine) disable(r *routeState, c Class, err error) {
+	r.mu.Lock()
+	first := !r.disabled
+	if first {
+		r.disabled, r.disabledClass, r.disabledErr = true, c, err
+	}
+	r.mu.Unlock()
+	if first {
+		e.emit(RouteEvent{At: time.Now(), Route: r.r.Name, Kind: EventDisabled, Class: c, Err: err})
+	}
+}
+
+// coolDown keeps every item off the route until now+d.
+func (e *Engine) coolDown(r *routeState, d time.Duration, c Class) {
+	until := time.Now().Add(d)
+	r.mu.Lock()
+	later := until.After(r.cooldownUntil)
+	if later {
+		r.cooldownUntil, r.cooldownClass = until, c
+	}
+	r.mu.Unlock()
+	if later {
+		e.emit(RouteEvent{At: time.Now(), Route: r.r.Name, Kind: EventCooldown, Until: until, Class: c})
+	}
+}
+
+func (e *Engine) emitBreaker(r *routeState, trs []transition) {
+	for _, tr := range trs {
+		e.emit(RouteEvent{At: tr.At, Route: r.r.Name, Kind: EventBreaker, From: tr.From, To: tr.To})
+	}
+}
+
+func (e *Engine) emit(ev RouteEvent) {
+	level := slog.LevelInfo
+	if ev.Kind == EventDisabled || (ev.Kind == EventBreaker && ev.To == BreakerOpen) {
+		level = slog.LevelWarn
+	}
+	attrs := []any{"route", ev.Route, "event", ev.Kind.String()}
+	switch ev.Kind {
+	case EventBreaker:
+		attrs = append(attrs, "from", ev.From.String(), "to", ev.To.String())
+	case EventCooldown:
+		attrs = append(attrs, "until", ev.Until, "class", ev.Class.String())
+	case EventDisabled:
+		attrs = append(attrs, "class", ev.Class.String(), "err", ev.Err)
+	}
+	e.log.Log(context.Background(), level, "route health", attrs...)
+	if e.opts.OnRouteEvent != nil {
+		e.opts.OnRouteEvent(ev)
+	}
+}
+
+// retryable reports the classes retried on the same route: transient
+// failures, and a 408 the server sent (it answered, so the route request's
+// deadline is not spent; our own timeouts are never retried).
+func retryable(c Class, err error) bool {
+	switch c {
+	case ClassRateLimited, ClassOverloaded, ClassServerError, ClassConnection, ClassBadResponse:
+		return true
+	case ClassTimeout:
+		var pe *ProviderError
+		return errors.As(err, &pe) && pe.Status == http.StatusRequestTimeout
+	}
+	return false
+}
+
+// failsOver reports the classes that move an item to the next route:
+// timeouts and the provider-unavailable classes.
+func failsOver(c Class) bool {
+	switch c {
+	case ClassTimeout, ClassRateLimited, ClassOverloaded, ClassServerError, ClassConnection, ClassRejected:
+		return true
+	}
+	return false
+}
+
+// verdictOf is what an attempt's class says about the route's health.
+// Cancellations, client errors, rate limits and bad answers say nothing; a
+// timeout counts only when the route had its whole effective deadline (or a
+// streaming watchdog fired), not when our budget clipped it.
+func verdictOf(c Class, err error, clipped bool) verdict {
+	switch c {
+	case ClassSuccess:
+		return verdictSuccess
+	case ClassOverloaded, ClassServerError, ClassConnection:
+		return verdictFailure
+	case ClassBadResponse:
+		if errors.Is(err, ErrEmptyResponse) {
+			return verdictFailure
+		}
+	case ClassTimeout:
+		var pe *ProviderError
+		switch {
+		case errors.Is(err, ErrFirstTokenTimeout), errors.Is(err, ErrIdleTimeout), errors.As(err, &pe):
+			return verdictTimeout
+		case clipped:
+			return verdictIgnore
+		}
+		return verdictTimeout
+	}
+	return verdictIgnore
+}
+
+// retryAfter reads the server's Retry-After from a *ProviderError.
+func retryAfter(err error, now time.Time) (time.Duration, bool) {
+	var pe *ProviderError
+	if !errors.As(err, &pe) {
+		return 0, false
+	}
+	if d, ok := ParseRetryAfter(pe.Header, pe.Metadata, now); ok {
+		return d, true
+	}
+	if pe.RetryAfter > 0 {
+		return pe.RetryAfter, true
+	}
+	return 0, false
+}
+
+// StreamTimeouts returns the watchdogs the engine gives a request on a
+// streaming route whose attempt has the given deadline: the route's
+// FirstTokenTimeout and IdleTimeout when set, else
+//
+//	first token = clamp(9s + 0.2s per 1,000 prompt tokens, 10s, 60s),
+//	              with prompt tokens estimated as bodyChars/4
+//	              (REFERENCE A3b: clamp(3·3s + 0.2s·k, 10s, 60s));
+//	idle        = 30s between data events.
+//
+// Both are at most the attempt's deadline. Time to first token is measured
+// by the Provider from sending, after admission (not from queueing).
+func StreamTimeouts(r Route, bodyChars int, deadline time.Duration) (firstToken, idle time.Duration) {
+	firstToken = r.FirstTokenTimeout
+	if firstToken == 0 {
+		firstToken = 9*time.Second + time.Duration(bodyChars)*50*time.Microsecond
+		firstToken = min(max(firstToken, 10*time.Second), 60*time.Second)
+	}
+	idle = r.IdleTimeout
+	if idle == 0 {
+		idle = 30 * time.Second
+	}
+	return min(firstToken, deadline), min(idle, deadline)
+}
+
+// sleep waits d or until ctx ends; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// acquire takes a token of sem within d, or gives up.
+func acquire(ctx context.Context, sem chan struct{}, d time.Duration) bool {
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case sem <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
 }

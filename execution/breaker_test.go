@@ -1,0 +1,251 @@
+package execution
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// testClock is a manual clock for breaker table tests.
+type testClock struct{ t time.Time }
+
+func (c *testClock) now() time.Time      { return c.t }
+func (c *testClock) set(d time.Duration) { c.t = time.Unix(1_000_000, 0).Add(d) }
+func newTestClock() *testClock           { c := &testClock{}; c.set(0); return c }
+func zeroJitter() float64                { return 0 }
+func verdictOfRune(r rune) verdict {
+	return map[rune]verdict{'S': verdictSuccess, 'F': verdictFailure, 'T': verdictTimeout, 'I': verdictIgnore}[r]
+}
+func newTestBreaker(c *testClock) *breaker { return newBreaker(BreakerSettings{}, c.now, zeroJitter) }
+
+// call takes a permit and reports its outcome at once.
+func call(t *testing.T, b *breaker, outcome rune) {
+	t.Helper()
+	p, _, _, err := b.allow()
+	if err != nil {
+		t.Fatalf("allow() error %v, want a permit", err)
+	}
+	b.done(p, verdictOfRune(outcome))
+}
+
+func TestBreakerRates(t *testing.T) {
+	t.Parallel()
+	type step struct {
+		at       time.Duration
+		outcomes string
+	}
+	tests := []struct {
+		name  string
+		steps []step
+		want  BreakerState
+	}{
+		{"F1 four failures stay closed (min calls)", []step{{0, "FFFF"}}, BreakerClosed},
+		{"F1 fifth failure opens", []step{{0, "FFFFF"}}, BreakerOpen},
+		{"F2 60% failures open", []step{{0, "FSFSF"}}, BreakerOpen},
+		{"F2 40% failures stay closed", []step{{0, "FSSSF"}}, BreakerClosed},
+		{"F3 interleaved successes do not mask", []step{{0, "SFSFS"}, {time.Second, "F"}}, BreakerOpen},
+		{"F3 before the sixth call", []step{{0, "SFSFS"}}, BreakerClosed},
+		{"F4 expired bucket is not counted", []step{{0, "F"}, {5 * time.Second, "F"}, {10 * time.Second, "F"}, {305 * time.Second, "FS"}}, BreakerClosed},
+		{"F4 failure at 0 still counted at 299.999s", []step{{0, "FFFF"}, {299999 * time.Millisecond, "F"}}, BreakerOpen},
+		{"F4 failure at 0 dropped at 300s", []step{{0, "FFFF"}, {300 * time.Second, "F"}}, BreakerClosed},
+		{"F4 slow outage opens at the fifth failure", []step{{0, "F"}, {19 * time.Second, "F"}, {38 * time.Second, "F"}, {57 * time.Second, "F"}, {76 * time.Second, "F"}}, BreakerOpen},
+		{"F8 ignored outcomes never count", []step{{0, "IIIIIIIIIIIIIIIIIIIIIIIIIIIIII"}}, BreakerClosed},
+		{"F8 ignored outcomes do not dilute", []step{{0, "IIIIIIIIIIFFFFF"}}, BreakerOpen},
+		{"F9 timeout rate 40% opens", []step{{0, "TTSSS"}}, BreakerOpen},
+		{"F9 timeout rate below 40% stays closed", []step{{0, "TSSSSSSSSFSS"}}, BreakerClosed},
+		{"mixed failures and timeouts add up", []step{{0, "FTSSF"}}, BreakerOpen},
+		{"successes alone", []step{{0, "SSSSSSSSSS"}}, BreakerClosed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := newTestClock()
+			b := newTestBreaker(c)
+			for _, s := range tt.steps {
+				c.set(s.at)
+				for _, o := range s.outcomes {
+					if st, _ := b.current(); st != BreakerClosed {
+						t.Fatalf("breaker %s before outcome %c at %v, want closed", st, o, s.at)
+					}
+					call(t, b, o)
+				}
+			}
+			if got, _ := b.current(); got != tt.want {
+				t.Errorf("state after %v = %s, want %s", tt.steps, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBreakerOpenHalfOpen(t *testing.T) {
+	t.Parallel()
+	c := newTestClock()
+	b := newTestBreaker(c)
+	var trs []transition
+	rec := func(tr []transition) {
+		for _, x := range tr {
+			x.At = time.Unix(0, 0).Add(x.At.Sub(time.Unix(1_000_000, 0)))
+			trs = append(trs, x)
+		}
+	}
+	for range 5 {
+		p, _, tr, _ := b.allow()
+		rec(tr)
+		rec(b.done(p, verdictFailure))
+	}
+	c.set(29999 * time.Millisecond)
+	if _, _, _, err := b.allow(); !errors.Is(err, errBreakerOpen) {
+		t.Fatalf("allow() at 29.999s = %v, want errBreakerOpen", err)
+	}
+	// F5: after 30s exactly one probe.
+	c.set(30 * time.Second)
+	p1, st, tr, err := b.allow()
+	rec(tr)
+	if err != nil || st != BreakerHalfOpen || !p1.probe {
+		t.Fatalf("allow() at 30s = %+v, %s, %v; want a half-open probe", p1, st, err)
+	}
+	if _, _, _, err := b.allow(); !errors.Is(err, errHalfOpenBusy) {
+		t.Fatalf("second allow() in half-open = %v, want errHalfOpenBusy", err)
+	}
+	// F7: a cancelled probe frees the slot without a verdict.
+	rec(b.done(p1, verdictIgnore))
+	p2, _, _, err := b.allow()
+	if err != nil {
+		t.Fatalf("allow() after an ignored probe = %v, want a probe", err)
+	}
+	rec(b.done(p2, verdictSuccess))
+	if st, _ := b.current(); st != BreakerHalfOpen {
+		t.Fatalf("after one probe success state = %s, want half_open (CloseAfter 2)", st)
+	}
+	p3, _, _, _ := b.allow()
+	rec(b.done(p3, verdictSuccess))
+	if st, _ := b.current(); st != BreakerClosed {
+		t.Fatalf("after two probe successes state = %s, want closed", st)
+	}
+	// Old failures do not re-open it right away: buckets were cleared.
+	c.set(31 * time.Second)
+	call(t, b, 'F')
+	if st, _ := b.current(); st != BreakerClosed {
+		t.Fatalf("one failure after closing: state = %s, want closed", st)
+	}
+	want := []transition{
+		{time.Unix(0, 0), BreakerClosed, BreakerOpen},
+		{time.Unix(30, 0), BreakerOpen, BreakerHalfOpen},
+		{time.Unix(30, 0), BreakerHalfOpen, BreakerClosed},
+	}
+	if diff := cmp.Diff(want, trs); diff != "" {
+		t.Errorf("transitions (-want +got):\n%s", diff)
+	}
+	if got := b.openCount(); got != 1 {
+		t.Errorf("openCount() = %d, want 1", got)
+	}
+}
+
+func TestBreakerOpenPeriodGrows(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		jitter float64
+		want   []time.Duration // open periods after the trip and each failed probe
+	}{
+		{"no jitter: 30s, 60s, 120s, 120s (cap)", 0, []time.Duration{30 * time.Second, 60 * time.Second, 120 * time.Second, 120 * time.Second}},
+		{"jitter adds up to 10%", 0.999, []time.Duration{32997 * time.Millisecond, 65994 * time.Millisecond, 131988 * time.Millisecond, 131988 * time.Millisecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := newTestClock()
+			b := newBreaker(BreakerSettings{}, c.now, func() float64 { return tt.jitter })
+			for range 5 {
+				call(t, b, 'F')
+			}
+			var got []time.Duration
+			elapsed := time.Duration(0)
+			for range tt.want {
+				d := b.openFor()
+				got = append(got, d.Round(time.Millisecond))
+				elapsed += d
+				c.set(elapsed)
+				call(t, b, 'F') // the probe fails: re-open
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("open periods (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// F6: a permit taken before a state change is ignored (failsafe-go P5).
+func TestBreakerStaleGeneration(t *testing.T) {
+	t.Parallel()
+	c := newTestClock()
+	b := newTestBreaker(c)
+	stale, _, _, _ := b.allow() // admitted while closed
+	for range 5 {
+		call(t, b, 'F')
+	}
+	c.set(30 * time.Second)
+	if st, _ := b.current(); st != BreakerHalfOpen {
+		t.Fatalf("state at 30s = %s, want half_open", st)
+	}
+	for range 3 {
+		b.done(stale, verdictSuccess)
+	}
+	if st, _ := b.current(); st != BreakerHalfOpen {
+		t.Fatalf("state after stale successes = %s, want half_open", st)
+	}
+	// The probe slot is not inflated or consumed by the stale results.
+	p, _, _, err := b.allow()
+	if err != nil || !p.probe {
+		t.Fatalf("allow() = %+v, %v; want the one probe", p, err)
+	}
+	if _, _, _, err := b.allow(); !errors.Is(err, errHalfOpenBusy) {
+		t.Fatalf("second allow() = %v, want errHalfOpenBusy", err)
+	}
+	// A stale failure cannot re-open a closed breaker either.
+	b.done(p, verdictSuccess)
+	p, _, _, _ = b.allow()
+	b.done(p, verdictSuccess)
+	for range 10 {
+		b.done(stale, verdictFailure)
+	}
+	if st, _ := b.current(); st != BreakerClosed {
+		t.Fatalf("state after stale failures = %s, want closed", st)
+	}
+}
+
+// F10 is structural: each route has its own breaker. Disabled never opens.
+func TestBreakerDisabled(t *testing.T) {
+	t.Parallel()
+	c := newTestClock()
+	b := newBreaker(BreakerSettings{Disabled: true}, c.now, zeroJitter)
+	for range 50 {
+		call(t, b, 'F')
+	}
+	if st, _ := b.current(); st != BreakerClosed {
+		t.Errorf("disabled breaker state = %s, want closed", st)
+	}
+}
+
+// A consecutive-failure breaker (the naive policy's) never opens on F3's
+// traffic; ours does.
+func TestBreakerDiffersFromConsecutive(t *testing.T) {
+	t.Parallel()
+	c := newTestClock()
+	b := newTestBreaker(c)
+	run, maxRun := 0, 0
+	for _, o := range "SFSFSF" {
+		call(t, b, o)
+		if o == 'F' {
+			run++
+			maxRun = max(maxRun, run)
+		} else {
+			run = 0
+		}
+	}
+	if st, _ := b.current(); st != BreakerOpen || maxRun != 1 {
+		t.Errorf("SFSFSF: state %s, longest failure run %d; want open and 1", st, maxRun)
+	}
+}

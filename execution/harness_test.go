@@ -1,0 +1,349 @@
+package execution_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/org/warden/execution"
+	"github.com/org/warden/execution/openai"
+)
+
+// This file is the harness of the scenario, invariant, comparison and
+// profile tests: an OpenAI-compatible handler per route, scripted per call,
+// reached by the real go-openai client (through execution/openai) over an
+// in-memory http.RoundTripper, so that everything runs on synctest's
+// virtual clock. No sockets: a real socket is never durably blocked.
+
+// reply is what a scripted server does with one request.
+type reply struct {
+	delay     time.Duration     // before the status line (non-stream) or the first data event (stream)
+	hang      bool              // never answer (stream: after the keep-alives, if any)
+	keepalive time.Duration     // stream: ": OPENROUTER PROCESSING" every keepalive while hanging
+	status    int               // an error status; 0: a good answer
+	header    map[string]string // e.g. Retry-After
+	code      string            // error code in the body
+	streamErr bool              // stream: content, then an in-stream error event after delay
+	content   string
+}
+
+// server is one route's scripted OpenAI-compatible endpoint.
+type server struct {
+	name   string
+	origin time.Time
+	script func(n int, at time.Duration) reply
+
+	mu       sync.Mutex
+	starts   []time.Duration
+	inflight int
+	peak     int
+}
+
+func (s *server) calls() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.starts...)
+}
+
+func (s *server) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.starts)
+}
+
+func (s *server) maxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	at := time.Since(s.origin)
+	s.mu.Lock()
+	n := len(s.starts)
+	s.starts = append(s.starts, at)
+	s.inflight++
+	s.peak = max(s.peak, s.inflight)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inflight--
+		s.mu.Unlock()
+	}()
+	var body struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	b, _ := io.ReadAll(r.Body)
+	json.Unmarshal(b, &body)
+	rp := s.script(n, at)
+	ctx := r.Context()
+	wait := func(d time.Duration) bool {
+		if d <= 0 {
+			return ctx.Err() == nil
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if rp.status != 0 {
+		if !wait(rp.delay) {
+			return
+		}
+		for k, v := range rp.header {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(rp.status)
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":"error","code":%q}}`, http.StatusText(rp.status), rp.code)
+		return
+	}
+	content := rp.content
+	if content == "" {
+		content = "answer from " + s.name
+	}
+	if !body.Stream {
+		if rp.hang {
+			<-ctx.Done()
+			return
+		}
+		if !wait(rp.delay) {
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`, body.Model, content)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	write := func(line string) bool {
+		_, err := io.WriteString(w, line)
+		return err == nil
+	}
+	if rp.hang {
+		for rp.keepalive > 0 && wait(rp.keepalive) {
+			if !write(": OPENROUTER PROCESSING\n") {
+				return
+			}
+		}
+		<-ctx.Done()
+		return
+	}
+	if !wait(rp.delay) {
+		return
+	}
+	chunk := func(c string) string {
+		return fmt.Sprintf("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", body.Model, c)
+	}
+	if rp.streamErr {
+		if write(chunk("partial ")) && wait(time.Second) {
+			write(`data: {"error":{"code":502,"message":"Provider disconnected"}}` + "\n\n")
+		}
+		return
+	}
+	write(chunk(content))
+	write(fmt.Sprintf("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n", body.Model))
+	write(`data: {"id":"c1","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}` + "\n\n")
+	write("data: [DONE]\n\n")
+}
+
+// memTransport is an in-memory http.RoundTripper that runs a handler on its
+// own goroutine and streams its answer through an io.Pipe; when the
+// request's context ends, the pipe closes with its cause, as net/http does.
+type memTransport struct{ h http.Handler }
+
+func (t memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	pr, pw := io.Pipe()
+	w := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
+	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(context.Cause(ctx)) })
+	go func() { // ends when the handler returns; handlers return when ctx ends
+		defer pw.Close()
+		defer w.WriteHeader(http.StatusOK)
+		t.h.ServeHTTP(w, req)
+	}()
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+		stop()
+		pr.CloseWithError(ctx.Err())
+		return nil, ctx.Err()
+	}
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)), StatusCode: w.status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: w.header.Clone(), Body: &pipeBody{PipeReader: pr, stop: stop}, ContentLength: -1, Request: req,
+	}, nil
+}
+
+type pipeBody struct {
+	*io.PipeReader
+	stop func() bool
+}
+
+func (b *pipeBody) Close() error {
+	b.stop()
+	return b.PipeReader.Close()
+}
+
+type pipeWriter struct {
+	header http.Header
+	pw     *io.PipeWriter
+	once   sync.Once
+	status int
+	ready  chan struct{}
+}
+
+func (w *pipeWriter) Header() http.Header { return w.header }
+
+func (w *pipeWriter) WriteHeader(status int) {
+	w.once.Do(func() { w.status = status; close(w.ready) })
+}
+
+func (w *pipeWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.pw.Write(b)
+}
+
+func (w *pipeWriter) Flush() {}
+
+// routeSpec describes one route of a scenario.
+type routeSpec struct {
+	name           string
+	cap            int
+	stream         bool
+	failoverOnAuth bool
+	timeout        time.Duration
+	minInterval    time.Duration
+	script         func(n int, at time.Duration) reply
+}
+
+// counted wraps a Provider and measures the calls in flight at once, from
+// the engine's side (a server handler may outlive its cancelled call).
+type counted struct {
+	p execution.Provider
+
+	mu       sync.Mutex
+	inflight int
+	peak     int
+}
+
+func (c *counted) Complete(ctx context.Context, req *execution.Request) (*execution.Response, error) {
+	c.mu.Lock()
+	c.inflight++
+	c.peak = max(c.peak, c.inflight)
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.inflight--
+		c.mu.Unlock()
+	}()
+	return c.p.Complete(ctx, req)
+}
+
+func (c *counted) maxInFlight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peak
+}
+
+// world is one scenario's servers and routes, built inside a bubble.
+type world struct {
+	origin   time.Time
+	servers  []*server
+	counters []*counted
+	routes   []execution.Route
+
+	mu     sync.Mutex
+	events []execution.RouteEvent
+}
+
+func newWorld(t testing.TB, specs []routeSpec) *world {
+	t.Helper()
+	w := &world{origin: time.Now()}
+	for _, s := range specs {
+		srv := &server{name: s.name, origin: w.origin, script: s.script}
+		p, err := openai.New(openai.Config{
+			BaseURL:    "https://" + s.name + ".example.com/v1",
+			APIKey:     "sk-test",
+			HTTPClient: &http.Client{Transport: memTransport{h: srv}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &counted{p: p}
+		w.servers = append(w.servers, srv)
+		w.counters = append(w.counters, c)
+		w.routes = append(w.routes, execution.Route{
+			Name: s.name, Model: "model-" + s.name, BaseURL: "https://" + s.name + ".example.com/v1",
+			Provider: c, MaxConcurrency: s.cap, Stream: s.stream, FailoverOnAuth: s.failoverOnAuth,
+			RequestTimeout: s.timeout, MinInterval: s.minInterval,
+		})
+	}
+	return w
+}
+
+func (w *world) onEvent(ev execution.RouteEvent) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.events = append(w.events, ev)
+}
+
+func (w *world) routeEvents() []execution.RouteEvent {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]execution.RouteEvent(nil), w.events...)
+}
+
+func (w *world) totalCalls() int {
+	n := 0
+	for _, s := range w.servers {
+		n += s.count()
+	}
+	return n
+}
+
+// items returns n review-sized items.
+func items(n int) []execution.Item {
+	out := make([]execution.Item, n)
+	for i := range out {
+		out[i] = execution.Item{Request: &execution.Request{
+			Messages: []execution.Message{
+				{Role: "system", Content: "You are a code reviewer."},
+				{Role: "user", Content: fmt.Sprintf("Review hunk %d:\n%s", i, strings.Repeat("+ line\n", 200))},
+			},
+			MaxTokens: 2000,
+		}}
+	}
+	return out
+}
+
+// tally counts results by status.
+func tally(results []execution.Result) (done, failed, skipped int) {
+	for _, r := range results {
+		switch r.Status {
+		case execution.StatusDone:
+			done++
+		case execution.StatusFailed:
+			failed++
+		case execution.StatusSkipped:
+			skipped++
+		}
+	}
+	return done, failed, skipped
+}
+
+func always(r reply) func(int, time.Duration) reply {
+	return func(int, time.Duration) reply { return r }
+}

@@ -6,4 +6,68 @@
 // It is pure: io.Reader and values in, values out. It reads no environment,
 // flags or files of its own (file contents come through Options.Source). It
 // must not import any other warden package, go-openai or go-github.
+//
+// # Parsing
+//
+// Parse uses github.com/bluekeyes/go-gitdiff. A Line's Text is the line
+// without its "\n" and, for a line that ended in "\r\n", without that one
+// "\r": Line.CRLF records it, so a suggestion can restore the ending. Lines
+// read through Options.Source are split the same way. Input with no file
+// header is an error wrapping ErrNotDiff; blank input is no files.
+//
+// # Reasons
+//
+// Plan.Ignored gives each dropped path one of these stable reasons, checked
+// in this order:
+//
+//	ignored:<pattern>  the last Options.Ignore pattern matching the path, as written
+//	deleted            a deleted file: nothing on the new side to review
+//	binary             a binary file (with or without a "GIT binary patch")
+//	submodule          a submodule (gitlink) change
+//	renamed-unchanged  renamed without a content change
+//	copied-unchanged   copied without a content change
+//	mode-only          only the file mode changed
+//	empty              no changed lines (e.g. an added empty file)
+//	vendored           under vendor/, node_modules/, bower_components/, dist/ or build/ at any depth
+//	lockfile           go.sum, package-lock.json, yarn.lock, pnpm-lock.yaml, Cargo.lock, poetry.lock, ...
+//	minified           *.min.js, *.min.css, *.bundle.js, *.map, ...
+//	generated          by name (*.pb.go, *_generated.go, *.gen.go, *_pb2.py, zz_generated.*, ...) or by a
+//	                   marker in the first 10 lines: Go's "Code generated ... DO NOT EDIT." in any line-comment
+//	                   syntax, or "@generated"; read from Options.Source, else from a hunk starting at line 1
+//	limit:bytes        the file is larger than Options.MaxFileBytes
+//	limit:files        more than Options.MaxFiles files remain
+//	limit:lines        the changed lines exceed Options.MaxChangedLines
+//
+// A "!" pattern in Options.Ignore that is the last to match a path re-includes
+// it past vendored, lockfile, minified and generated, not past the reasons
+// above them (there is nothing to review in those).
+//
+// # Priority and limits
+//
+// A chunk's Priority is 1000 × (4 for source, 3 for tests, 2 for docs, 1 for
+// config), plus 500 when the path contains a risk word (auth, crypto,
+// security, session, token, sql, payment, migration, permission, secret,
+// password, credential, login, jwt, billing; any case), plus its changed
+// lines capped at 499. Chunks are sorted by Priority, then path, then line.
+//
+// Limits rank files by the same score computed over the whole file. A file
+// over MaxFileBytes is dropped whatever its rank. Then, from the highest
+// rank down, files are kept until MaxFiles is reached; and while their
+// changed lines fit MaxChangedLines: the first file that does not fit ends
+// the review, and it and every file below it are dropped, except that a file
+// that alone exceeds MaxChangedLines is dropped without ending it.
+//
+// # Chunks
+//
+// Hunks fewer than CoalesceGap lines apart (counted between the last new-side
+// line of one and the first of the next) coalesce while the chunk's text
+// stays within MaxChunkChars; when Source is available, the lines between
+// them are filled in as context lines. A hunk larger than MaxChunkChars is
+// split at line boundaries. StartLine and EndLine span the chunk's new-side
+// lines (context and added); a chunk of deletions only sits at the new-side
+// line after which they were deleted (at least 1). Before and After hold up
+// to ContextLines lines around the chunk, read from Source, or else from
+// the diff's own lines next to the chunk (a neighbouring chunk of the same
+// file). Chunk.Lines may share memory with the parsed File; treat both as
+// read-only.
 package hunks

@@ -1,6 +1,7 @@
 package hunks
 
 import (
+	"fmt"
 	"io/fs"
 )
 
@@ -16,14 +17,31 @@ const (
 	Copied
 )
 
+// String returns the status in lower case: "modified", "added", ...
+func (s FileStatus) String() string {
+	switch s {
+	case Modified:
+		return "modified"
+	case Added:
+		return "added"
+	case Deleted:
+		return "deleted"
+	case Renamed:
+		return "renamed"
+	case Copied:
+		return "copied"
+	}
+	return fmt.Sprintf("FileStatus(%d)", int(s))
+}
+
 // File is one file of a diff.
 type File struct {
 	OldPath   string // "" for an added file
 	NewPath   string // "" for a deleted file
 	Status    FileStatus
-	OldMode   fs.FileMode // 0 when the diff does not say
-	NewMode   fs.FileMode
-	ModeOnly  bool // only the mode changed
+	OldMode   fs.FileMode // 0 when the diff does not say; git's 100755 is 0o755, 120000 has fs.ModeSymlink, a submodule fs.ModeDir
+	NewMode   fs.FileMode // as OldMode; an "index" line's mode is both sides' mode
+	ModeOnly  bool        // only the mode changed
 	Binary    bool
 	Fragments []Fragment
 }
@@ -55,13 +73,29 @@ const (
 	Delete
 )
 
-// Line is one line of a fragment, without its trailing newline.
+// String returns the operation's name: "context", "add" or "delete".
+func (o Op) String() string {
+	switch o {
+	case Context:
+		return "context"
+	case Add:
+		return "add"
+	case Delete:
+		return "delete"
+	}
+	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// Line is one line of a fragment, without its line ending: Text is the
+// line's content with the trailing "\n" removed and, when the line ended in
+// "\r\n", the "\r" too (CRLF records that it was there).
 type Line struct {
 	Op        Op
 	Text      string
 	OldLine   int  // 0 for an added line
 	NewLine   int  // 0 for a deleted line
 	NoNewline bool // "\ No newline at end of file" followed this line
+	CRLF      bool // the line ended in "\r\n"; the "\r" is not part of Text
 }
 
 // Class is the kind of file a chunk belongs to, for priority.
@@ -74,6 +108,21 @@ const (
 	Doc
 	Config
 )
+
+// String returns the class in lower case: "source", "test", "doc" or "config".
+func (c Class) String() string {
+	switch c {
+	case Source:
+		return "source"
+	case Test:
+		return "test"
+	case Doc:
+		return "doc"
+	case Config:
+		return "config"
+	}
+	return fmt.Sprintf("Class(%d)", int(c))
+}
 
 // ContextLine is an unchanged new-side line shown around a chunk.
 type ContextLine struct {
@@ -91,8 +140,8 @@ type Chunk struct {
 	StartLine int // first new-side line the chunk covers
 	EndLine   int // last new-side line the chunk covers
 	Lines     []Line
-	Before    []ContextLine // up to 20 lines before StartLine
-	After     []ContextLine // up to 20 lines after EndLine
+	Before    []ContextLine // up to Options.ContextLines (20) lines before StartLine
+	After     []ContextLine // up to Options.ContextLines (20) lines after EndLine
 	Added     int
 	Deleted   int
 	Priority  int // higher first

@@ -54,6 +54,9 @@ type Attempt struct {
 	TimeoutEffectiveMS int64  `json:"timeout_effective_ms"`
 	DurationMS         int64  `json:"duration_ms"`
 	Class              string `json:"class"`
+	// Reason says why an attempt was not sent or what the engine decided
+	// ("circuit_open", "retry_budget", ...); empty for a plain attempt.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Item is one work item: one skill on one chunk.

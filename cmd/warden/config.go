@@ -1,0 +1,377 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/org/warden/execution"
+	"github.com/org/warden/review"
+)
+
+// duration is a TOML duration: a Go duration string such as "90s" or "5m".
+type duration time.Duration
+
+func (d *duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q (want a Go duration such as \"90s\" or \"5m\")", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("invalid duration %q: must not be negative", b)
+	}
+	*d = duration(v)
+	return nil
+}
+
+// severity is a TOML severity with its own error message.
+type severity struct {
+	set bool
+	v   review.Severity
+}
+
+func (s *severity) UnmarshalText(b []byte) error {
+	v, err := review.ParseSeverity(string(b))
+	if err != nil {
+		return err
+	}
+	*s = severity{set: true, v: v}
+	return nil
+}
+
+// fileConfig is warden.toml (DESIGN.md §6). Zero values mean "not set".
+type fileConfig struct {
+	Version int           `toml:"version"`
+	Review  reviewConfig  `toml:"review"`
+	Retry   retryConfig   `toml:"retry"`
+	Routes  []routeConfig `toml:"routes"`
+	Filters filterConfig  `toml:"filters"`
+	Skills  []skillConfig `toml:"skills"`
+}
+
+type reviewConfig struct {
+	Budget         duration `toml:"budget"`
+	HunkBudget     duration `toml:"hunk_budget"`
+	RequestTimeout duration `toml:"request_timeout"`
+	MinAttempt     duration `toml:"min_attempt"`
+	Reserve        duration `toml:"reserve"`
+	MaxConcurrency int      `toml:"max_concurrency"`
+	MaxQueueWait   duration `toml:"max_queue_wait"`
+	MaxTokens      int      `toml:"max_tokens"`
+	FailOn         severity `toml:"fail_on"`
+	ReportOn       severity `toml:"report_on"`
+	MaxFindings    *int     `toml:"max_findings"`
+}
+
+type retryConfig struct {
+	MaxPerRoute      *int       `toml:"max_per_route"`
+	Backoff          duration   `toml:"backoff"`
+	BackoffSchedule  []duration `toml:"backoff_schedule"`
+	RateLimitBackoff duration   `toml:"rate_limit_backoff"`
+	MaxRetryAfter    duration   `toml:"max_retry_after"`
+	BudgetRatio      *float64   `toml:"budget_ratio"`
+}
+
+type routeConfig struct {
+	Name               string   `toml:"name"`
+	BaseURL            string   `toml:"base_url"`
+	Model              string   `toml:"model"`
+	APIKeyEnv          string   `toml:"api_key_env"`
+	MaxConcurrency     int      `toml:"max_concurrency"`
+	RequestTimeout     duration `toml:"request_timeout"`
+	ResponseHealing    bool     `toml:"response_healing"`
+	Stream             bool     `toml:"stream"`
+	FailoverOnAuth     bool     `toml:"failover_on_auth"`
+	MinInterval        duration `toml:"min_interval"`
+	FirstTokenTimeout  duration `toml:"first_token_timeout"`
+	IdleTimeout        duration `toml:"idle_timeout"`
+	PriceInputPerMTok  float64  `toml:"price_input_per_mtok"`
+	PriceOutputPerMTok float64  `toml:"price_output_per_mtok"`
+
+	line int // where the route starts, for errors found after decoding
+}
+
+type filterConfig struct {
+	Ignore          []string `toml:"ignore"`
+	MaxFiles        int      `toml:"max_files"`
+	MaxChangedLines int      `toml:"max_changed_lines"`
+	MaxFileBytes    int64    `toml:"max_file_bytes"`
+}
+
+type skillConfig struct {
+	Name   string   `toml:"name"`
+	Paths  []string `toml:"paths"`
+	Ignore []string `toml:"ignore"`
+}
+
+// configError is an error in a configuration file, with the key and line.
+type configError struct {
+	file string
+	line int
+	key  string
+	msg  string
+}
+
+func (e *configError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.file)
+	if e.line > 0 {
+		fmt.Fprintf(&b, ":%d", e.line)
+	}
+	b.WriteString(": ")
+	if e.key != "" {
+		b.WriteString(e.key + ": ")
+	}
+	b.WriteString(e.msg)
+	return b.String()
+}
+
+var goTypeNoise = regexp.MustCompile(`into struct field .* of type (\S+)$`)
+
+// parseConfig decodes warden.toml strictly: unknown keys, wrong types, bad
+// durations and unknown severities are errors naming the key and its line.
+func parseConfig(name string, data []byte) (*fileConfig, error) {
+	var c fileConfig
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		var strict *toml.StrictMissingError
+		var de *toml.DecodeError
+		switch {
+		case errors.As(err, &strict) && len(strict.Errors) > 0:
+			e := strict.Errors[0]
+			row, _ := e.Position()
+			return nil, &configError{file: name, line: row, key: strings.Join(e.Key(), "."), msg: "unknown key"}
+		case errors.As(err, &de):
+			row, _ := de.Position()
+			msg := strings.TrimPrefix(de.Error(), "toml: ")
+			msg = goTypeNoise.ReplaceAllString(msg, "into $1")
+			return nil, &configError{file: name, line: row, key: strings.Join(de.Key(), "."), msg: msg}
+		default:
+			return nil, &configError{file: name, msg: err.Error()}
+		}
+	}
+	lines := routeLines(data)
+	for i := range c.Routes {
+		if i < len(lines) {
+			c.Routes[i].line = lines[i]
+		}
+	}
+	if err := c.check(name); err != nil {
+		var ce *configError
+		if errors.As(err, &ce) && ce.line == 0 {
+			ce.line = keyLine(data, ce.key)
+		}
+		return nil, err
+	}
+	return &c, nil
+}
+
+// routeLines returns the line of each [[routes]] header, in order.
+func routeLines(data []byte) []int {
+	var out []int
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) == "[[routes]]" {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// keyLine finds the line of a dotted key such as "review.max_concurrency"
+// (a table and a key) in data; 0 when it cannot.
+func keyLine(data []byte, dotted string) int {
+	table, key := "", dotted
+	if i := strings.LastIndexByte(dotted, '.'); i >= 0 {
+		table, key = dotted[:i], dotted[i+1:]
+	}
+	if i := strings.IndexByte(table, '['); i >= 0 {
+		table = table[:i]
+	}
+	current := ""
+	for n, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "[") {
+			current = strings.Trim(l, "[] ")
+			continue
+		}
+		k, _, ok := strings.Cut(l, "=")
+		if ok && current == table && strings.TrimSpace(k) == key {
+			return n + 1
+		}
+	}
+	return 0
+}
+
+// check validates what decoding cannot: required keys, ranges, names.
+func (c *fileConfig) check(file string) error {
+	bad := func(line int, key, format string, args ...any) error {
+		return &configError{file: file, line: line, key: key, msg: fmt.Sprintf(format, args...)}
+	}
+	if c.Version != 0 && c.Version != 1 {
+		return bad(0, "version", "unsupported version %d (this warden reads version 1)", c.Version)
+	}
+	if c.Review.MaxConcurrency < 0 {
+		return bad(0, "review.max_concurrency", "must be positive, got %d", c.Review.MaxConcurrency)
+	}
+	if c.Review.MaxTokens < 0 {
+		return bad(0, "review.max_tokens", "must be positive, got %d", c.Review.MaxTokens)
+	}
+	if c.Review.MaxFindings != nil && *c.Review.MaxFindings < 0 {
+		return bad(0, "review.max_findings", "must not be negative, got %d", *c.Review.MaxFindings)
+	}
+	if c.Retry.BudgetRatio != nil && (*c.Retry.BudgetRatio < 0 || *c.Retry.BudgetRatio > 1) {
+		return bad(0, "retry.budget_ratio", "must be between 0 and 1, got %g", *c.Retry.BudgetRatio)
+	}
+	if c.Retry.MaxPerRoute != nil && *c.Retry.MaxPerRoute < 0 {
+		return bad(0, "retry.max_per_route", "must not be negative, got %d", *c.Retry.MaxPerRoute)
+	}
+	if c.Filters.MaxFiles < 0 || c.Filters.MaxChangedLines < 0 || c.Filters.MaxFileBytes < 0 {
+		return bad(0, "filters", "limits must not be negative")
+	}
+	if p := c.policy(); p.Budget <= p.Reserve+p.MinAttempt {
+		return bad(0, "review.budget", "%s leaves no time to review: it must exceed review.reserve (%s) plus review.min_attempt (%s)", p.Budget, p.Reserve, p.MinAttempt)
+	} else if p.ItemBudget < p.MinAttempt {
+		return bad(0, "review.hunk_budget", "%s is shorter than review.min_attempt (%s): no attempt could start", p.ItemBudget, p.MinAttempt)
+	}
+	names := map[string]bool{}
+	for i, r := range c.Routes {
+		key := func(k string) string { return fmt.Sprintf("routes[%d].%s", i, k) }
+		switch {
+		case r.Name == "":
+			return bad(r.line, key("name"), "missing: every route needs a name")
+		case names[r.Name]:
+			return bad(r.line, key("name"), "duplicate route name %q", r.Name)
+		case r.BaseURL == "":
+			return bad(r.line, key("base_url"), "missing")
+		case r.Model == "":
+			return bad(r.line, key("model"), "missing")
+		case r.MaxConcurrency < 0:
+			return bad(r.line, key("max_concurrency"), "must be positive, got %d", r.MaxConcurrency)
+		case r.PriceInputPerMTok < 0 || r.PriceOutputPerMTok < 0:
+			return bad(r.line, key("price_input_per_mtok"), "prices must not be negative")
+		}
+		if err := checkBaseURL(r.BaseURL); err != nil {
+			return bad(r.line, key("base_url"), "%v", err)
+		}
+		names[r.Name] = true
+	}
+	for i, s := range c.Skills {
+		if s.Name == "" {
+			return bad(0, fmt.Sprintf("skills[%d].name", i), "missing")
+		}
+	}
+	return nil
+}
+
+func checkBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an absolute http or https URL", raw)
+	}
+	return nil
+}
+
+// loadConfig reads the configuration file: the named one (which must exist),
+// or warden.toml in dir when it exists, or none.
+func loadConfig(fsys fs.FS, named string, readFile func(string) ([]byte, error)) (*fileConfig, string, error) {
+	if named != "" {
+		data, err := readFile(named)
+		if err != nil {
+			return nil, named, fmt.Errorf("config %s: %w", named, unwrapPathError(err))
+		}
+		c, err := parseConfig(named, data)
+		return c, named, err
+	}
+	data, err := fs.ReadFile(fsys, "warden.toml")
+	if errors.Is(err, fs.ErrNotExist) {
+		return &fileConfig{}, "", nil
+	}
+	if err != nil {
+		return nil, "warden.toml", fmt.Errorf("config warden.toml: %w", unwrapPathError(err))
+	}
+	c, err := parseConfig("warden.toml", data)
+	return c, "warden.toml", err
+}
+
+// unwrapPathError drops the *fs.PathError wrapper whose path the caller
+// already names.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// policy turns the file's settings into the engine's policy.
+func (c *fileConfig) policy() execution.Policy {
+	p := execution.DefaultPolicy()
+	setDur := func(dst *time.Duration, v duration) {
+		if v > 0 {
+			*dst = time.Duration(v)
+		}
+	}
+	setDur(&p.Budget, c.Review.Budget)
+	setDur(&p.ItemBudget, c.Review.HunkBudget)
+	setDur(&p.RequestTimeout, c.Review.RequestTimeout)
+	setDur(&p.MinAttempt, c.Review.MinAttempt)
+	setDur(&p.Reserve, c.Review.Reserve)
+	setDur(&p.Backoff, c.Retry.Backoff)
+	setDur(&p.RateLimitBackoff, c.Retry.RateLimitBackoff)
+	setDur(&p.MaxRetryAfter, c.Retry.MaxRetryAfter)
+	setDur(&p.MaxQueueWait, c.Review.MaxQueueWait)
+	for _, d := range c.Retry.BackoffSchedule {
+		p.BackoffSchedule = append(p.BackoffSchedule, time.Duration(d))
+	}
+	if c.Retry.BudgetRatio != nil {
+		p.RetryBudgetRatio = *c.Retry.BudgetRatio
+	}
+	if c.Review.MaxConcurrency > 0 {
+		p.MaxConcurrency = c.Review.MaxConcurrency
+	}
+	if c.Retry.MaxPerRoute != nil {
+		p.MaxRetriesPerRoute = *c.Retry.MaxPerRoute
+	}
+	return p
+}
+
+// Public endpoints of the env-only quick route.
+const (
+	openAIBaseURL     = "https://api.openai.com/v1"
+	openRouterBaseURL = "https://openrouter.ai/api/v1"
+	openAIModel       = "gpt-4o-mini"
+	openRouterModel   = "openai/gpt-4o-mini"
+)
+
+// envRoute is the single route warden builds from the environment when the
+// file has no [[routes]]: WARDEN_BASE_URL, WARDEN_MODEL and WARDEN_API_KEY,
+// or OPENAI_API_KEY / OPENROUTER_API_KEY with their public base URLs. ok is
+// false when the environment names no route at all.
+func envRoute(getenv func(string) string) (r routeConfig, ok bool, err error) {
+	model := getenv("WARDEN_MODEL")
+	switch {
+	case getenv("WARDEN_BASE_URL") != "":
+		r = routeConfig{Name: "env", BaseURL: getenv("WARDEN_BASE_URL"), Model: model, APIKeyEnv: "WARDEN_API_KEY"}
+		if model == "" {
+			return r, true, errors.New("WARDEN_BASE_URL is set but WARDEN_MODEL is not: name the model to use")
+		}
+		if err := checkBaseURL(r.BaseURL); err != nil {
+			return r, true, fmt.Errorf("WARDEN_BASE_URL: %w", err)
+		}
+	case getenv("OPENROUTER_API_KEY") != "":
+		r = routeConfig{Name: "openrouter", BaseURL: openRouterBaseURL, Model: cmp.Or(model, openRouterModel), APIKeyEnv: "OPENROUTER_API_KEY"}
+	case getenv("OPENAI_API_KEY") != "":
+		r = routeConfig{Name: "openai", BaseURL: openAIBaseURL, Model: cmp.Or(model, openAIModel), APIKeyEnv: "OPENAI_API_KEY"}
+	default:
+		return r, false, nil
+	}
+	return r, true, nil
+}

@@ -1,0 +1,518 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// result is what one run of warden did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runWarden runs warden's run() in dir with the given environment.
+func runWarden(t *testing.T, dir string, env map[string]string, stdin string, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	getenv := func(k string) string { return env[k] }
+	code := run(context.Background(), append([]string{"-C", dir}, args...), strings.NewReader(stdin), &stdout, &stderr, getenv)
+	return result{code, stdout.String(), stderr.String()}
+}
+
+// fakeModel is an OpenAI-compatible chat-completions server on loopback.
+// For each request it answers with one finding on the first line the prompt
+// allows, at the severity the test sets, or with the status it is told.
+type fakeModel struct {
+	*httptest.Server
+	severity string
+	status   int    // when non-zero, answer this status with an OpenAI error body
+	content  string // when non-empty, answer this content verbatim
+
+	mu       sync.Mutex
+	requests []chatRequest
+	auth     []string
+}
+
+type chatRequest struct {
+	Model          string `json:"model"`
+	MaxTokens      int    `json:"max_tokens"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Name   string `json:"name"`
+			Strict bool   `json:"strict"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+}
+
+var linesRE = regexp.MustCompile(`The lines you may report on are (\d+) to (\d+) of "([^"]+)"`)
+
+func newFakeModel(t *testing.T, severity string) *fakeModel {
+	t.Helper()
+	m := &fakeModel{severity: severity}
+	m.Server = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(m.Close)
+	return m
+}
+
+func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+		return
+	}
+	var req chatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+		return
+	}
+	m.mu.Lock()
+	m.requests = append(m.requests, req)
+	m.auth = append(m.auth, r.Header.Get("Authorization"))
+	m.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if m.status != 0 {
+		w.WriteHeader(m.status)
+		fmt.Fprintf(w, `{"error":{"message":"injected failure","type":"server_error","code":"%d"}}`, m.status)
+		return
+	}
+	content := m.content
+	if content == "" {
+		sub := linesRE.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content)
+		start, _ := strconv.Atoi(sub[1])
+		answer := map[string]any{"findings": []map[string]any{{
+			"severity": m.severity, "title": "Problem in " + sub[3], "description": "Something is wrong here.",
+			"start_line": start, "end_line": start, "suggestion": "", "confidence": 0.9,
+		}}}
+		b, _ := json.Marshal(answer)
+		content = string(b)
+	}
+	resp := map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,
+		"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": content}}},
+		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+	}
+	json.NewEncoder(w).Encode(resp)
+}
+
+func (m *fakeModel) calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.requests)
+}
+
+func (m *fakeModel) env(key string) map[string]string {
+	return map[string]string{"WARDEN_BASE_URL": m.URL + "/v1", "WARDEN_MODEL": "test-model", "WARDEN_API_KEY": key}
+}
+
+// sampleDiff copies the repository's sample diff into dir.
+func sampleDiff(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "sample.diff"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sample.diff")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// jsonReport is the part of the JSON report the tests read.
+type jsonReport struct {
+	Schema  string `json:"schema"`
+	Outcome string `json:"outcome"`
+	Summary struct {
+		Planned, Reviewed, Failed, Skipped, Findings int
+	} `json:"summary"`
+	Findings []struct {
+		Skill, Severity, Title, Path, Route, Model string
+		StartLine                                  int `json:"start_line"`
+		EndLine                                    int `json:"end_line"`
+	} `json:"findings"`
+	Items []struct {
+		Skill, Path, Status, Reason, Route string
+		StartLine                          int   `json:"start_line"`
+		EndLine                            int   `json:"end_line"`
+		TimeoutEffectiveMS                 int64 `json:"timeout_effective_ms"`
+		Attempts                           []struct {
+			Route, Model, Kind, Class string
+		} `json:"attempts"`
+	} `json:"items"`
+	Ignored []struct{ Path, Reason string } `json:"ignored"`
+	Routes  []struct {
+		Name     string
+		Calls    int
+		OK       int `json:"ok"`
+		Failed   int
+		Timeouts int
+	} `json:"routes"`
+	Usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+func decodeReport(t *testing.T, s string) jsonReport {
+	t.Helper()
+	var r jsonReport
+	dec := json.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("output is not a JSON report: %v\n%s", err, s)
+	}
+	if r.Schema != "warden.report/v1" {
+		t.Fatalf("schema = %q, want warden.report/v1", r.Schema)
+	}
+	return r
+}
+
+func TestReviewDiffAgainstLoopbackModel(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+	model := newFakeModel(t, "high")
+	const key = "sk-test-SECRET-0123456789"
+
+	res := runWarden(t, dir, model.env(key), "", "review", "--diff", diff, "--format", "json", "--skill", "code-review")
+	if res.code != exitFindings {
+		t.Fatalf("exit = %d, want %d (a high finding, default fail-on high); stderr:\n%s", res.code, exitFindings, res.stderr)
+	}
+	r := decodeReport(t, res.stdout)
+	if r.Outcome != "complete" {
+		t.Errorf("outcome = %q, want complete", r.Outcome)
+	}
+	if r.Summary.Planned == 0 || r.Summary.Reviewed != r.Summary.Planned || len(r.Findings) != r.Summary.Planned {
+		t.Errorf("summary = %+v with %d findings; want every item reviewed and one finding per item", r.Summary, len(r.Findings))
+	}
+	if got := model.calls(); got != r.Summary.Planned {
+		t.Errorf("model got %d calls, want one per item (%d)", got, r.Summary.Planned)
+	}
+	for _, f := range r.Findings {
+		if f.Severity != "high" || f.Skill != "code-review" || f.Route != "env" || f.Model != "test-model" || f.StartLine < 1 || !strings.HasPrefix(f.Title, "Problem in "+f.Path) {
+			t.Errorf("finding %+v does not carry what the server sent", f)
+		}
+	}
+	// Every request asked for the strict schema and sent the key.
+	for i, req := range model.requests {
+		if req.Model != "test-model" || req.ResponseFormat == nil || req.ResponseFormat.Type != "json_schema" || !req.ResponseFormat.JSONSchema.Strict {
+			t.Errorf("request %d = model %q format %+v; want test-model with a strict json_schema", i, req.Model, req.ResponseFormat)
+		}
+		if model.auth[i] != "Bearer "+key {
+			t.Errorf("request %d Authorization = %q, want the key", i, model.auth[i])
+		}
+	}
+	if r.Usage.PromptTokens != 100*r.Summary.Planned {
+		t.Errorf("usage.prompt_tokens = %d, want %d", r.Usage.PromptTokens, 100*r.Summary.Planned)
+	}
+	if strings.Contains(res.stdout+res.stderr, key) {
+		t.Errorf("the API key appears in warden's output")
+	}
+
+	// The same review with a higher threshold passes.
+	res = runWarden(t, dir, model.env(key), "", "review", "--diff", diff, "--format", "json", "--skill", "code-review", "--fail-on", "critical")
+	if res.code != exitOK {
+		t.Errorf("exit with --fail-on critical = %d, want 0; stderr:\n%s", res.code, res.stderr)
+	}
+}
+
+func TestReviewProviderDown(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+	model := newFakeModel(t, "high")
+	model.status = http.StatusUnauthorized
+
+	res := runWarden(t, dir, model.env("sk-bad"), "", "review", "--diff", diff, "--format", "json", "--skill", "code-review")
+	if res.code != exitIncomplete {
+		t.Fatalf("exit = %d, want %d; stderr:\n%s", res.code, exitIncomplete, res.stderr)
+	}
+	r := decodeReport(t, res.stdout)
+	if r.Outcome != "provider-unavailable" || r.Summary.Reviewed != 0 || len(r.Findings) != 0 {
+		t.Errorf("outcome %q summary %+v; want provider-unavailable with nothing reviewed", r.Outcome, r.Summary)
+	}
+	for _, it := range r.Items {
+		if it.Status == "reviewed" || it.Reason == "" {
+			t.Errorf("item %s:%d status %q reason %q; an unreviewed item must say why", it.Path, it.StartLine, it.Status, it.Reason)
+		}
+	}
+}
+
+func TestReviewBadAnswerIsNeverClean(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+	model := newFakeModel(t, "high")
+	model.content = "I reviewed it and it looks fine!"
+
+	res := runWarden(t, dir, model.env("k"), "", "review", "--diff", diff, "--format", "json", "--skill", "code-review")
+	if res.code != exitIncomplete {
+		t.Fatalf("exit = %d, want %d; stderr:\n%s", res.code, exitIncomplete, res.stderr)
+	}
+	r := decodeReport(t, res.stdout)
+	for _, it := range r.Items {
+		if it.Status != "failed" || it.Reason != "bad_response" {
+			t.Errorf("item %s:%d = %s/%s, want failed/bad_response", it.Path, it.StartLine, it.Status, it.Reason)
+		}
+	}
+}
+
+func TestDryRunNeedsNoKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+
+	res := runWarden(t, dir, nil, "", "review", "--diff", diff, "--dry-run", "--format", "json")
+	if res.code != exitOK {
+		t.Fatalf("exit = %d, want 0; stderr:\n%s", res.code, res.stderr)
+	}
+	r := decodeReport(t, res.stdout)
+	if r.Outcome != "dry-run" || r.Summary.Planned == 0 {
+		t.Errorf("outcome %q planned %d; want dry-run with items", r.Outcome, r.Summary.Planned)
+	}
+	for _, it := range r.Items {
+		if it.Status != "planned" || it.TimeoutEffectiveMS <= 0 {
+			t.Errorf("item %+v: want status planned and an effective timeout", it)
+		}
+	}
+	if got := ignoredReasons(r); got["go.sum"] != "lockfile" {
+		t.Errorf("ignored = %v, want go.sum as a lockfile", got)
+	}
+	// The most relevant work comes first: source before tests before docs.
+	if r.Items[0].Path != "auth/session.go" {
+		t.Errorf("first item is %s, want auth/session.go", r.Items[0].Path)
+	}
+
+	// A route whose key variable is unset is fine for a dry run...
+	cfg := "[[routes]]\nname = \"primary\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"UNSET_KEY\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = runWarden(t, dir, nil, "", "review", "--diff", diff, "--dry-run")
+	if res.code != exitOK || !strings.Contains(res.stdout, "auth/session.go") {
+		t.Errorf("dry run with an unset key: exit %d, stdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	// ...but not for a review.
+	res = runWarden(t, dir, nil, "", "review", "--diff", diff)
+	want := `warden: route "primary": environment variable UNSET_KEY is not set (it holds the route's API key)` + "\n"
+	if res.code != exitUsage || res.stderr != want {
+		t.Errorf("review with an unset key: exit %d, stderr %q; want %d, %q", res.code, res.stderr, exitUsage, want)
+	}
+}
+
+func ignoredReasons(r jsonReport) map[string]string {
+	m := map[string]string{}
+	for _, ig := range r.Ignored {
+		m[ig.Path] = ig.Reason
+	}
+	return m
+}
+
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+	write := func(name, content string) string {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	badSkillRepo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(badSkillRepo, ".warden", "skills"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(badSkillRepo, ".warden", "skills", "mine.md"), []byte("Just instructions, no frontmatter.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	garbage := string([]byte{0x00, 0xff, 0x13, 0x37, 0x89, 'P', 'N', 'G', 0x00, 0x01})
+	tests := []struct {
+		name    string
+		dir     string
+		stdin   string
+		args    []string
+		mention []string
+	}{
+		{"missing diff file", dir, "", []string{"review", "--diff", "nope.diff", "--dry-run"}, []string{"nope.diff", "no such file"}},
+		{"binary garbage on stdin", dir, garbage, []string{"review", "--diff", "-", "--dry-run"}, []string{"standard input", "diff"}},
+		{"malformed toml", dir, "", []string{"review", "--diff", diff, "--dry-run", "--config", write("bad.toml", "[review\nbudget = 1\n")}, []string{"bad.toml:1"}},
+		{"unknown key", dir, "", []string{"review", "--diff", diff, "--dry-run", "--config", write("w.toml", "version = 1\n[review]\nbugdet = \"1m\"\n")}, []string{"w.toml:3", "review.bugdet", "unknown key"}},
+		{"missing config", dir, "", []string{"review", "--diff", diff, "--dry-run", "--config", "missing.toml"}, []string{"missing.toml", "no such file"}},
+		{"skill without frontmatter", badSkillRepo, "", []string{"review", "--diff", diff, "--dry-run"}, []string{"mine.md:1", "frontmatter"}},
+		{"unknown skill", dir, "", []string{"review", "--diff", diff, "--dry-run", "--skill", "nope"}, []string{"nope"}},
+		{"unknown format", dir, "", []string{"review", "--diff", diff, "--format", "xml"}, []string{"xml"}},
+		{"unknown flag", dir, "", []string{"review", "--frobnicate"}, []string{"frobnicate"}},
+		{"diff and base", dir, "", []string{"review", "--diff", diff, "--base", "main"}, []string{"--diff", "--base"}},
+		{"unknown command", dir, "", []string{"reveiw"}, []string{"reveiw"}},
+		{"not a git repository", t.TempDir(), "", []string{"review", "--dry-run"}, []string{"git"}},
+		{"bad fail-on", dir, "", []string{"review", "--diff", diff, "--fail-on", "urgent"}, []string{"urgent"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := runWarden(t, tt.dir, nil, tt.stdin, tt.args...)
+			if res.code != exitUsage {
+				t.Errorf("exit = %d, want %d; stderr:\n%s", res.code, exitUsage, res.stderr)
+			}
+			last := lastLine(res.stderr)
+			if !strings.HasPrefix(last, "warden: ") {
+				t.Errorf("stderr's last line = %q, want a one-line warden error", last)
+			}
+			for _, m := range tt.mention {
+				if !strings.Contains(last, m) {
+					t.Errorf("error %q does not mention %q", last, m)
+				}
+			}
+			if strings.Contains(res.stderr, "goroutine ") || strings.Contains(res.stderr, "panic") {
+				t.Errorf("stderr shows a panic:\n%s", res.stderr)
+			}
+			if res.stdout != "" && tt.name != "unknown command" {
+				t.Errorf("stdout = %q, want nothing on an input error", res.stdout)
+			}
+		})
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// gitRepo makes a git repository in a temporary directory.
+type gitRepo struct {
+	t   *testing.T
+	dir string
+}
+
+func newGitRepo(t *testing.T) *gitRepo {
+	t.Helper()
+	r := &gitRepo{t: t, dir: t.TempDir()}
+	r.git("init", "-q", "-b", "main")
+	r.git("config", "user.email", "test@example.com")
+	r.git("config", "user.name", "Test")
+	r.git("config", "commit.gpgsign", "false")
+	return r
+}
+
+func (r *gitRepo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", r.dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+r.dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (r *gitRepo) write(path, content string) {
+	r.t.Helper()
+	full := filepath.Join(r.dir, path)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func numbered(n int, prefix string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%s line %d\n", prefix, i)
+	}
+	return b.String()
+}
+
+// plannedPaths lists the paths the report's items cover, sorted, once each.
+func plannedPaths(r jsonReport) []string {
+	var out []string
+	for _, it := range r.Items {
+		out = append(out, it.Path)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func TestGitRepositoryPlans(t *testing.T) {
+	t.Parallel()
+	r := newGitRepo(t)
+	r.write("app/server.go", "package app\n\n"+numbered(60, "// server"))
+	r.write("app/old_name.go", "package app\n\n"+numbered(30, "// mover"))
+	r.write("docs/guide.md", "# Guide\n")
+	r.write("logo.png", "\x89PNG\r\n\x1a\n\x00\x00binary")
+	r.git("add", "-A")
+	r.git("commit", "-qm", "init")
+
+	// Uncommitted edits: a changed file, a staged new file, an untracked file.
+	r.write("app/server.go", strings.Replace("package app\n\n"+numbered(60, "// server"), "// server line 30\n", "// server line 30 changed\n", 1))
+	r.write("app/staged.go", "package app\n\nfunc Staged() {}\n")
+	r.git("add", "app/staged.go")
+	r.write("app/untracked.go", "package app\n\nfunc Untracked() {}\n")
+	res := runWarden(t, r.dir, nil, "", "review", "--dry-run", "--format", "json", "--skill", "code-review")
+	if res.code != exitOK {
+		t.Fatalf("uncommitted: exit %d, stderr:\n%s", res.code, res.stderr)
+	}
+	rep := decodeReport(t, res.stdout)
+	if diff := cmp.Diff([]string{"app/server.go", "app/staged.go", "app/untracked.go"}, plannedPaths(rep)); diff != "" {
+		t.Errorf("uncommitted plan paths (-want +got):\n%s", diff)
+	}
+	for _, it := range rep.Items {
+		if it.Path == "app/server.go" && (it.StartLine > 32 || it.EndLine < 32) {
+			t.Errorf("server.go item covers %d-%d, want it to include the changed line 32", it.StartLine, it.EndLine)
+		}
+	}
+
+	// A feature branch with a rename, a binary change and an edit, against main.
+	r.git("stash", "-u", "-q")
+	r.git("checkout", "-q", "-b", "feature")
+	r.git("mv", "app/old_name.go", "app/new_name.go")
+	r.write("app/new_name.go", strings.Replace("package app\n\n"+numbered(30, "// mover"), "// mover line 5\n", "// mover line 5 edited\n", 1))
+	r.write("logo.png", "\x89PNG\r\n\x1a\n\x00\x00other binary")
+	r.write("docs/guide.md", "# Guide\n\nMore words.\n")
+	r.git("add", "-A")
+	r.git("commit", "-qm", "feature")
+	r.write("app/server.go", "package app\n// uncommitted, not part of --base\n")
+
+	res = runWarden(t, r.dir, nil, "", "review", "--base", "main", "--dry-run", "--format", "json", "--skill", "code-review")
+	if res.code != exitOK {
+		t.Fatalf("--base main: exit %d, stderr:\n%s", res.code, res.stderr)
+	}
+	rep = decodeReport(t, res.stdout)
+	if diff := cmp.Diff([]string{"app/new_name.go", "docs/guide.md"}, plannedPaths(rep)); diff != "" {
+		t.Errorf("--base main plan paths (-want +got):\n%s", diff)
+	}
+	if got := ignoredReasons(rep); got["logo.png"] != "binary" {
+		t.Errorf("ignored = %v, want logo.png as binary", got)
+	}
+	for _, it := range rep.Items {
+		if it.Path == "app/new_name.go" && (it.StartLine > 7 || it.EndLine < 7) {
+			t.Errorf("renamed file's item covers %d-%d, want the edited line 7", it.StartLine, it.EndLine)
+		}
+	}
+}

@@ -1,0 +1,377 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/org/warden/execution"
+	"github.com/org/warden/execution/openai"
+	"github.com/org/warden/hunks"
+	"github.com/org/warden/report"
+	"github.com/org/warden/review"
+	"github.com/org/warden/skills"
+)
+
+// reviewOptions are the flags of `warden review`.
+type reviewOptions struct {
+	diff    string
+	base    string
+	config  string
+	skills  stringList
+	format  report.Format
+	output  string
+	dryRun  bool
+	failOn  severityFlag
+	verbose bool
+}
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// severityFlag is a severity that remembers whether it was set.
+type severityFlag struct {
+	set bool
+	v   review.Severity
+}
+
+func (s *severityFlag) String() string { return s.v.String() }
+func (s *severityFlag) Set(v string) error {
+	sev, err := review.ParseSeverity(v)
+	if err != nil {
+		return err
+	}
+	*s = severityFlag{true, sev}
+	return nil
+}
+
+func parseReviewFlags(args []string, stderr io.Writer) (*reviewOptions, error) {
+	o := &reviewOptions{format: report.FormatText}
+	fs := flag.NewFlagSet("warden review", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.diff, "diff", "", "review this unified diff `FILE` (- for standard input)")
+	fs.StringVar(&o.base, "base", "", "review the commits since the branch left `REF` (merge-base of REF and HEAD, to HEAD)")
+	fs.StringVar(&o.config, "config", "", "configuration `FILE` (default: warden.toml when present)")
+	fs.Var(&o.skills, "skill", "run only this skill `NAME` (repeatable)")
+	fs.Var(&o.format, "format", "output format: text, json, markdown or sarif")
+	fs.StringVar(&o.output, "output", "", "write the report to `FILE` instead of standard output")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and call no model (needs no API key)")
+	fs.Var(&o.failOn, "fail-on", "exit 1 when a finding is at or above this severity: off, critical, high, medium, low, info (default from config, else high)")
+	fs.BoolVar(&o.verbose, "v", false, "log every attempt to standard error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("review: unexpected argument %q", fs.Arg(0))
+	}
+	if o.diff != "" && o.base != "" {
+		return nil, usagef("review: --diff and --base cannot be used together")
+	}
+	return o, nil
+}
+
+// runReview is `warden review`. Its int is the exit code when err is nil.
+func runReview(e *env, args []string) (int, error) {
+	o, err := parseReviewFlags(args, e.stderr)
+	if err != nil {
+		return exitUsage, err
+	}
+	cfgPath := o.config
+	if cfgPath != "" && !filepath.IsAbs(cfgPath) {
+		cfgPath = filepath.Join(e.dir, cfgPath)
+	}
+	cfg, _, err := loadConfig(os.DirFS(e.dir), cfgPath, os.ReadFile)
+	if err != nil {
+		return exitUsage, &usageError{err}
+	}
+	failOn := review.SeverityHigh
+	if cfg.Review.FailOn.set {
+		failOn = cfg.Review.FailOn.v
+	}
+	if o.failOn.set {
+		failOn = o.failOn.v
+	}
+	reportOn := review.SeverityNone
+	if cfg.Review.ReportOn.set {
+		reportOn = cfg.Review.ReportOn.v
+	}
+	if failOn != review.SeverityNone && reportOn > failOn {
+		return exitUsage, usagef("review.report_on (%s) is above fail_on (%s): a blocking finding would not be reported", reportOn, failOn)
+	}
+	maxFindings := 50
+	if cfg.Review.MaxFindings != nil {
+		maxFindings = *cfg.Review.MaxFindings
+	}
+
+	// The change.
+	ch, err := readChange(e, o)
+	if err != nil {
+		return exitUsage, err
+	}
+	hp, err := hunks.Prepare(ch.files, hunks.Options{
+		Ignore:          cfg.Filters.Ignore,
+		MaxFiles:        cfg.Filters.MaxFiles,
+		MaxChangedLines: cfg.Filters.MaxChangedLines,
+		MaxFileBytes:    cfg.Filters.MaxFileBytes,
+		Source:          ch.source,
+	})
+	if err != nil {
+		return exitUsage, usagef("filters.ignore: %v", err)
+	}
+
+	// The skills.
+	chosen, err := chooseSkills(e, cfg, o.skills)
+	if err != nil {
+		return exitUsage, err
+	}
+
+	// The routes and the engine.
+	routes, err := buildRoutes(cfg, e.getenv, !o.dryRun)
+	if err != nil {
+		return exitUsage, err
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if o.verbose {
+		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
+	}
+	eng, err := execution.New(routes, cfg.policy(), execution.Options{Logger: logger})
+	if err != nil {
+		return exitUsage, usagef("%v", err)
+	}
+	opts := review.Options{
+		Skills:      chosen,
+		MaxTokens:   cfg.Review.MaxTokens,
+		FailOn:      failOn,
+		ReportOn:    reportOn,
+		MaxFindings: maxFindings,
+	}
+	plan, err := review.NewPlan(hp, eng, opts)
+	if err != nil {
+		return exitUsage, usagef("%v", err)
+	}
+
+	var rep *review.Report
+	if o.dryRun {
+		rep = review.DryRun(plan, eng, opts)
+	} else {
+		prog := newProgress(e.stderr, len(plan.Items))
+		opts.Progress = prog.update
+		rep = review.Run(e.ctx, plan, eng, opts)
+		prog.finish()
+	}
+	if err := writeReport(e, o, rep); err != nil {
+		return exitUsage, err
+	}
+	if e.ctx.Err() != nil {
+		return exitInterrupted, errInterrupted
+	}
+	return reviewExit(rep, failOn), nil
+}
+
+// reviewExit is the exit code of a finished review (DESIGN.md §5).
+func reviewExit(r *review.Report, failOn review.Severity) int {
+	for _, f := range r.Findings {
+		if f.Severity.AtLeast(failOn) {
+			return exitFindings
+		}
+	}
+	switch r.Outcome {
+	case review.OutcomeComplete, review.OutcomeDryRun:
+		return exitOK
+	default:
+		return exitIncomplete
+	}
+}
+
+// writeReport renders the report to --output or standard output. A file is
+// written whole or not at all.
+func writeReport(e *env, o *reviewOptions, r *review.Report) error {
+	ropts := report.Options{ToolVersion: version}
+	if o.output == "" {
+		ropts.Color = isTerminal(e.stdout) && e.getenv("NO_COLOR") == ""
+		return report.Write(e.stdout, r, o.format, ropts)
+	}
+	var buf bytes.Buffer
+	if err := report.Write(&buf, r, o.format, ropts); err != nil {
+		return err
+	}
+	path := o.output
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(e.dir, path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".warden-report-*")
+	if err != nil {
+		return usagef("--output %s: %v", o.output, unwrapPathError(err))
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return usagef("--output %s: %v", o.output, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return usagef("--output %s: %v", o.output, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return usagef("--output %s: %v", o.output, unwrapPathError(err))
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// chooseSkills resolves which skills run: --skill flags, else the
+// configuration's [[skills]], else every skill (the repository's and the
+// built-ins). Paths and ignore globs from the configuration replace the
+// skill's own.
+func chooseSkills(e *env, cfg *fileConfig, flagged []string) ([]*skills.Skill, error) {
+	repo, problems := skills.Discover(os.DirFS(e.dir))
+	if len(problems) > 0 {
+		return nil, &usageError{problems}
+	}
+	all := skills.Catalog(repo)
+	overrides := map[string]skillConfig{}
+	var names []string
+	for _, s := range cfg.Skills {
+		overrides[s.Name] = s
+		names = append(names, s.Name)
+	}
+	if len(flagged) > 0 {
+		names = flagged
+	}
+	chosen := all
+	if len(names) > 0 {
+		var err error
+		if chosen, err = skills.Select(all, names); err != nil {
+			return nil, &usageError{err}
+		}
+	}
+	out := make([]*skills.Skill, len(chosen))
+	for i, sk := range chosen {
+		c := *sk
+		if ov, ok := overrides[sk.Name]; ok {
+			if ov.Paths != nil {
+				c.Paths = ov.Paths
+			}
+			if ov.Ignore != nil {
+				c.Ignore = ov.Ignore
+			}
+		}
+		out[i] = &c
+	}
+	return out, nil
+}
+
+// buildRoutes turns the configured routes (or the environment's quick route)
+// into engine routes. needKeys is false for a dry run: then a missing key or
+// a missing route is not an error, because no model is called.
+func buildRoutes(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]execution.Route, error) {
+	confs := cfg.Routes
+	if len(confs) == 0 {
+		r, ok, err := envRoute(getenv)
+		switch {
+		case err != nil && needKeys:
+			return nil, &usageError{err}
+		case ok && err == nil:
+			confs = []routeConfig{r}
+		case needKeys:
+			return nil, usagef("no model route: add [[routes]] to warden.toml, or set WARDEN_BASE_URL, WARDEN_MODEL and WARDEN_API_KEY (or OPENAI_API_KEY or OPENROUTER_API_KEY)")
+		default:
+			return []execution.Route{{Name: "none", Provider: noProvider{}}}, nil
+		}
+	}
+	routes := make([]execution.Route, len(confs))
+	for i, rc := range confs {
+		var key execution.Secret
+		if rc.APIKeyEnv != "" {
+			key = execution.Secret(getenv(rc.APIKeyEnv))
+			if key == "" && needKeys {
+				return nil, usagef("route %q: environment variable %s is not set (it holds the route's API key)", rc.Name, rc.APIKeyEnv)
+			}
+		}
+		p, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: key})
+		if err != nil {
+			return nil, usagef("route %q: %v", rc.Name, err)
+		}
+		routes[i] = execution.Route{
+			Name:               rc.Name,
+			BaseURL:            rc.BaseURL,
+			Model:              rc.Model,
+			Provider:           p,
+			MaxConcurrency:     rc.MaxConcurrency,
+			RequestTimeout:     time.Duration(rc.RequestTimeout),
+			ResponseHealing:    rc.ResponseHealing,
+			Stream:             rc.Stream,
+			FailoverOnAuth:     rc.FailoverOnAuth,
+			MinInterval:        time.Duration(rc.MinInterval),
+			FirstTokenTimeout:  time.Duration(rc.FirstTokenTimeout),
+			IdleTimeout:        time.Duration(rc.IdleTimeout),
+			PriceInputPerMTok:  rc.PriceInputPerMTok,
+			PriceOutputPerMTok: rc.PriceOutputPerMTok,
+		}
+	}
+	return routes, nil
+}
+
+// noProvider stands in for a route in a dry run without one; it is never
+// called, and says so if it is.
+type noProvider struct{}
+
+func (noProvider) Complete(context.Context, *execution.Request) (*execution.Response, error) {
+	return nil, errors.New("no model route configured")
+}
+
+// progress reports items done on standard error: a line rewritten in place
+// on a terminal, plain lines (at most one per 10%) otherwise.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	total int
+	start time.Time
+	mu    sync.Mutex
+	last  int
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	return &progress{w: w, tty: isTerminal(w), total: total, start: time.Now()}
+}
+
+func (p *progress) update(done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	elapsed := time.Since(p.start).Round(100 * time.Millisecond)
+	if p.tty {
+		fmt.Fprintf(p.w, "\rwarden: %d/%d items done, %s", done, total, elapsed)
+		return
+	}
+	if step := max(1, total/10); done == total || done-p.last >= step {
+		p.last = done
+		fmt.Fprintf(p.w, "warden: %d/%d items done, %s\n", done, total, elapsed)
+	}
+}
+
+func (p *progress) finish() {
+	if p.tty && p.total > 0 {
+		fmt.Fprintln(p.w)
+	}
+}
+
+var _ = context.Background

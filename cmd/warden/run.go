@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit codes (DESIGN.md §5, contract). exitCode is the one place that maps
+// results and errors to them.
+const (
+	exitOK          = 0   // complete, no finding at or above --fail-on
+	exitFindings    = 1   // a finding at or above --fail-on
+	exitUsage       = 2   // usage, configuration or input error; nothing was sent
+	exitIncomplete  = 3   // partial or provider-unavailable, no blocking finding
+	exitInterrupted = 130 // interrupted by a signal
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// usageError is bad input from the user: a flag, a file, the configuration.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// errInterrupted reports that a signal stopped the command.
+var errInterrupted = errors.New("interrupted")
+
+// env is what a command may know of the process.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+	dir    string // the working directory (-C)
+}
+
+const usage = `usage: warden [-C DIR] <command> [flags]
+
+commands:
+  review     review a change (the default outside GitHub Actions)
+  skills     list or validate review skills: warden skills list|validate [DIR]
+  version    print the version
+
+Run 'warden <command> -h' for a command's flags.
+`
+
+// run is warden's main, with the process passed in. It returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	code, err := dispatch(e, args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stderr, "warden: %s\n", oneLine(err.Error()))
+	}
+	return code
+}
+
+func dispatch(e *env, args []string) (int, error) {
+	if len(args) >= 2 && args[0] == "-C" {
+		e.dir, args = args[1], args[2:]
+	} else if len(args) >= 1 && strings.HasPrefix(args[0], "-C=") {
+		e.dir, args = strings.TrimPrefix(args[0], "-C="), args[1:]
+	}
+	if e.dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return exitUsage, fmt.Errorf("working directory: %w", err)
+		}
+		e.dir = wd
+	} else if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
+		return exitUsage, fmt.Errorf("-C %s: not a directory", e.dir)
+	}
+	cmd := "review"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	} else if e.getenv("GITHUB_ACTIONS") == "true" {
+		cmd = "action"
+	}
+	switch cmd {
+	case "review":
+		return exitCode(runReview(e, args))
+	case "skills":
+		return exitCode(0, runSkills(e, args))
+	case "version":
+		fmt.Fprintf(e.stdout, "warden %s\n", version)
+		return exitOK, nil
+	case "action":
+		// Not built yet: refusing is honest, running a local review of
+		// an empty working tree and reporting success would not be.
+		return exitUsage, errors.New("the GitHub Action entry point ('warden action') is not available in this version; run 'warden review'")
+	case "help", "-h", "--help":
+		fmt.Fprint(e.stdout, usage)
+		return exitOK, nil
+	default:
+		fmt.Fprint(e.stderr, usage)
+		return exitUsage, fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+// exitCode maps a command's result and error to the process exit code.
+func exitCode(code int, err error) (int, error) {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return code, nil
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK, err
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted, err
+	case errors.As(err, &ue):
+		return exitUsage, err
+	default:
+		return max(code, exitUsage), err
+	}
+}
+
+// oneLine folds a multi-line message onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}

@@ -1,0 +1,100 @@
+package review
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/org/warden/execution"
+	"github.com/org/warden/hunks"
+	"github.com/org/warden/skills"
+)
+
+// DefaultMaxTokens is the completion budget asked for one work item.
+const DefaultMaxTokens = 4096
+
+// Options configure planning and running a review.
+type Options struct {
+	Skills      []*skills.Skill // in the order they run on each chunk
+	Change      Change
+	MaxTokens   int      // per answer; 0: DefaultMaxTokens
+	FailOn      Severity // recorded in the report's policy; the exit code is the caller's
+	ReportOn    Severity // findings below this are left out of the report
+	MaxFindings int      // at most this many findings, most severe first; 0: no cap
+	// Progress, when set, is called after each item ends; calls are serialized.
+	Progress func(done, total int)
+}
+
+// WorkItem is one skill on one chunk, with its request ready to send.
+type WorkItem struct {
+	Skill            *skills.Skill
+	Chunk            *hunks.Chunk
+	Request          *execution.Request
+	TimeoutBase      time.Duration // on the first route
+	TimeoutEffective time.Duration // the adaptive deadline on the first route
+}
+
+// Plan is what a review will do: the work items in priority order, and
+// every path it will not review, with the reason.
+type Plan struct {
+	Items   []WorkItem
+	Ignored []Ignored
+}
+
+// NewPlan pairs every chunk with every skill whose paths select it, builds
+// each item's request, and computes its deadline on the engine's first
+// route. Chunks keep hunks' priority order; on one chunk, skills keep their
+// order. A path no skill selects is reported ignored with reason
+// "skill-filter".
+func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error) {
+	if len(opts.Skills) == 0 {
+		return nil, fmt.Errorf("plan: no skill selected")
+	}
+	filters := make([]*hunks.PathFilter, len(opts.Skills))
+	for i, sk := range opts.Skills {
+		f, err := hunks.NewPathFilter(sk.Paths, sk.Ignore)
+		if err != nil {
+			return nil, fmt.Errorf("skill %q: %w", sk.Name, err)
+		}
+		filters[i] = f
+	}
+	maxTokens := opts.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	first := eng.Routes()[0]
+	p := &Plan{}
+	for _, ig := range hp.Ignored {
+		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason})
+	}
+	selected := map[string]bool{}
+	var unselected []string
+	for ci := range hp.Chunks {
+		c := &hp.Chunks[ci]
+		picked := false
+		for si, sk := range opts.Skills {
+			if !filters[si].Match(c.Path) {
+				continue
+			}
+			picked = true
+			req := buildRequest(sk, c, opts.Change, maxTokens)
+			base, eff, err := eng.Timeout(first, req)
+			if err != nil {
+				return nil, fmt.Errorf("plan %s on %s: %w", sk.Name, c.Path, err)
+			}
+			p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff})
+		}
+		if picked {
+			selected[c.Path] = true
+		} else if !selected[c.Path] {
+			unselected = append(unselected, c.Path)
+		}
+	}
+	seen := map[string]bool{}
+	for _, path := range unselected {
+		if !selected[path] && !seen[path] {
+			seen[path] = true
+			p.Ignored = append(p.Ignored, Ignored{Path: path, Reason: "skill-filter"})
+		}
+	}
+	return p, nil
+}

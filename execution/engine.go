@@ -15,15 +15,19 @@ import (
 // Route is one place a request can be sent: a base URL and a model, with its
 // own concurrency cap and timeout. Routes are tried in the order given.
 type Route struct {
-	Name               string
-	BaseURL            string // for reports and telemetry only; the Provider owns the connection
-	Model              string
-	Provider           Provider
-	MaxConcurrency     int           // 0: the engine's MaxConcurrency
-	RequestTimeout     time.Duration // base of the adaptive deadline; 0: Policy.RequestTimeout
-	ResponseHealing    bool
-	Stream             bool
-	FailoverOnAuth     bool          // fail over (instead of failing loudly) on auth, payment, unknown model
+	Name            string
+	BaseURL         string // for reports and telemetry only; the Provider owns the connection
+	Model           string
+	Provider        Provider
+	MaxConcurrency  int           // 0: the engine's MaxConcurrency
+	RequestTimeout  time.Duration // base of the adaptive deadline; 0: Policy.RequestTimeout
+	ResponseHealing bool
+	Stream          bool
+	FailoverOnAuth  bool // fail over (instead of failing loudly) on auth, payment, unknown model
+	// NoSchema is for endpoints that reject response_format json_schema:
+	// requests on the route carry no Schema (the prompt still describes
+	// the answer's format).
+	NoSchema           bool
 	MinInterval        time.Duration // least time between two request starts on this route
 	PriceInputPerMTok  float64
 	PriceOutputPerMTok float64
@@ -374,6 +378,8 @@ func (e *Engine) Policy() Policy { return e.policy }
 
 // Timeout returns the adaptive deadline a request would get on route r.
 func (e *Engine) Timeout(r Route, req *Request) (base, effective time.Duration, err error) {
+	q := r.apply(*req)
+	req = &q
 	base = r.RequestTimeout
 	if base == 0 {
 		base = e.policy.RequestTimeout
@@ -386,6 +392,17 @@ func (e *Engine) Timeout(r Route, req *Request) (base, effective time.Duration, 
 		ResponseHealing: r.ResponseHealing,
 	})
 	return base, effective, err
+}
+
+// apply returns req as sent on route r: the route's model and options, no
+// Schema on a NoSchema route, and the streaming watchdogs left to the engine.
+func (r Route) apply(req Request) Request {
+	req.Model, req.ResponseHealing, req.Stream = r.Model, r.ResponseHealing, r.Stream
+	req.FirstTokenTimeout, req.IdleTimeout = 0, 0
+	if r.NoSchema {
+		req.Schema = nil
+	}
+	return req
 }
 
 // BodyChars is the length of req's chat-completion body as sent on route r

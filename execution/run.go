@@ -326,9 +326,7 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 	rs := st.rs
 	r := rs.routes[ri]
 	last := !rs.usableAfter(ri)
-	req := *st.item.Request
-	req.Model, req.ResponseHealing, req.Stream = r.r.Model, r.r.ResponseHealing, r.r.Stream
-	req.FirstTokenTimeout, req.IdleTimeout = 0, 0
+	req := r.r.apply(*st.item.Request)
 	base, eff, terr := e.Timeout(r.r, &req)
 
 	kind := KindFailover

@@ -88,6 +88,7 @@ type routeConfig struct {
 	MaxConcurrency     int      `toml:"max_concurrency"`
 	RequestTimeout     duration `toml:"request_timeout"`
 	ResponseHealing    bool     `toml:"response_healing"`
+	JSONSchema         *bool    `toml:"json_schema"`
 	Stream             bool     `toml:"stream"`
 	FailoverOnAuth     bool     `toml:"failover_on_auth"`
 	MinInterval        duration `toml:"min_interval"`
@@ -352,14 +353,18 @@ const (
 )
 
 // envRoute is the single route warden builds from the environment when the
-// file has no [[routes]]: WARDEN_BASE_URL, WARDEN_MODEL and WARDEN_API_KEY,
+// file has no [[routes]]: WARDEN_BASE_URL, WARDEN_MODEL and (optional)
+// WARDEN_API_KEY,
 // or OPENAI_API_KEY / OPENROUTER_API_KEY with their public base URLs. ok is
 // false when the environment names no route at all.
 func envRoute(getenv func(string) string) (r routeConfig, ok bool, err error) {
 	model := getenv("WARDEN_MODEL")
 	switch {
 	case getenv("WARDEN_BASE_URL") != "":
-		r = routeConfig{Name: "env", BaseURL: getenv("WARDEN_BASE_URL"), Model: model, APIKeyEnv: "WARDEN_API_KEY"}
+		r = routeConfig{Name: "env", BaseURL: getenv("WARDEN_BASE_URL"), Model: model}
+		if getenv("WARDEN_API_KEY") != "" { // optional: a local endpoint may take none
+			r.APIKeyEnv = "WARDEN_API_KEY"
+		}
 		if model == "" {
 			return r, true, errors.New("WARDEN_BASE_URL is set but WARDEN_MODEL is not: name the model to use")
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -92,7 +93,8 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if m.status != 0 {
 		w.WriteHeader(m.status)
-		fmt.Fprintf(w, `{"error":{"message":"injected failure","type":"server_error","code":"%d"}}`, m.status)
+		// Like some real providers, echo the credentials in the error.
+		fmt.Fprintf(w, `{"error":{"message":"injected failure for %s","type":"server_error","code":"%d"}}`, r.Header.Get("Authorization"), m.status)
 		return
 	}
 	content := m.content
@@ -137,6 +139,17 @@ func sampleDiff(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// noWaiting writes a warden.toml that keeps retries but makes their waits
+// negligible, so tests of failure paths spend no real time sleeping (the
+// waits themselves are tested on virtual time in execution/).
+func noWaiting(t *testing.T, dir string) {
+	t.Helper()
+	cfg := "[retry]\nbackoff = \"1ms\"\nrate_limit_backoff = \"1ms\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // jsonReport is the part of the JSON report the tests read.
@@ -228,6 +241,9 @@ func TestReviewDiffAgainstLoopbackModel(t *testing.T) {
 	if strings.Contains(res.stdout+res.stderr, key) {
 		t.Errorf("the API key appears in warden's output")
 	}
+	if want := fmt.Sprintf("%d/%d items done", r.Summary.Planned, r.Summary.Planned); !strings.Contains(res.stderr, want) {
+		t.Errorf("stderr has no progress line %q:\n%s", want, res.stderr)
+	}
 
 	// The same review with a higher threshold passes.
 	res = runWarden(t, dir, model.env(key), "", "review", "--diff", diff, "--format", "json", "--skill", "code-review", "--fail-on", "critical")
@@ -236,10 +252,47 @@ func TestReviewDiffAgainstLoopbackModel(t *testing.T) {
 	}
 }
 
+func TestInterruptedReviewKeepsTheReport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+	arrived := make(chan struct{}, 100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // the server notices a closed connection only once the body is read
+		arrived <- struct{}{}
+		<-r.Context().Done() // never answers; the client gives up
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-arrived
+		cancel() // as SIGINT would
+	}()
+	var stdout, stderr bytes.Buffer
+	env := map[string]string{"WARDEN_BASE_URL": srv.URL + "/v1", "WARDEN_MODEL": "m"}
+	code := run(ctx, []string{"-C", dir, "review", "--diff", diff, "--format", "json"}, strings.NewReader(""), &stdout, &stderr, func(k string) string { return env[k] })
+	if code != exitInterrupted {
+		t.Fatalf("exit = %d, want %d; stderr:\n%s", code, exitInterrupted, stderr.String())
+	}
+	r := decodeReport(t, stdout.String())
+	if r.Outcome != "partial" || r.Summary.Reviewed != 0 || r.Summary.Skipped != r.Summary.Planned {
+		t.Errorf("outcome %q summary %+v; want partial with every item skipped", r.Outcome, r.Summary)
+	}
+	for _, it := range r.Items {
+		if it.Reason != "cancelled" {
+			t.Errorf("item %s:%d reason %q, want cancelled", it.Path, it.StartLine, it.Reason)
+		}
+	}
+	if lastLine(stderr.String()) != "warden: interrupted" {
+		t.Errorf("stderr's last line = %q, want warden: interrupted", lastLine(stderr.String()))
+	}
+}
+
 func TestReviewProviderDown(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	diff := sampleDiff(t, dir)
+	noWaiting(t, dir)
 	model := newFakeModel(t, "high")
 	model.status = http.StatusUnauthorized
 
@@ -258,10 +311,65 @@ func TestReviewProviderDown(t *testing.T) {
 	}
 }
 
+func TestSecretsNeverPrinted(t *testing.T) {
+	t.Parallel()
+	const key = "sk-live-DO-NOT-PRINT-7f3a9c"
+	for _, status := range []int{0, http.StatusUnauthorized, http.StatusInternalServerError, http.StatusTooManyRequests} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			diff := sampleDiff(t, dir)
+			noWaiting(t, dir)
+			model := newFakeModel(t, "low")
+			model.status = status
+			for _, format := range []string{"text", "json", "markdown", "sarif"} {
+				out := filepath.Join(dir, "report."+format)
+				res := runWarden(t, dir, model.env(key), "", "review", "-v", "--diff", diff, "--format", format, "--output", out)
+				data, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatalf("status %d format %s: no report file (exit %d): %v\n%s", status, format, res.code, err, res.stderr)
+				}
+				for name, text := range map[string]string{"stdout": res.stdout, "stderr": res.stderr, "report": string(data)} {
+					if strings.Contains(text, key) || strings.Contains(text, "DO-NOT-PRINT") {
+						t.Errorf("status %d format %s: the API key appears in %s", status, format, name)
+					}
+				}
+			}
+			if model.calls() == 0 {
+				t.Errorf("status %d: the model was never called, so nothing was tested", status)
+			}
+		})
+	}
+}
+
+func TestRouteWithoutJSONSchema(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+	model := newFakeModel(t, "low")
+	cfg := fmt.Sprintf("[[routes]]\nname = \"plain\"\nbase_url = %q\nmodel = \"m\"\njson_schema = false\n", model.URL+"/v1")
+	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := runWarden(t, dir, nil, "", "review", "--diff", diff, "--format", "json", "--skill", "code-review")
+	if res.code != exitOK {
+		t.Fatalf("exit = %d, want 0; stderr:\n%s", res.code, res.stderr)
+	}
+	for i, req := range model.requests {
+		if req.ResponseFormat != nil {
+			t.Errorf("request %d has response_format %+v, want none on a json_schema = false route", i, req.ResponseFormat)
+		}
+		if model.auth[i] != "" {
+			t.Errorf("request %d sent Authorization %q, want none for a route without api_key_env", i, model.auth[i])
+		}
+	}
+}
+
 func TestReviewBadAnswerIsNeverClean(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	diff := sampleDiff(t, dir)
+	noWaiting(t, dir)
 	model := newFakeModel(t, "high")
 	model.content = "I reviewed it and it looks fine!"
 

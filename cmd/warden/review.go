@@ -235,6 +235,9 @@ func writeReport(e *env, o *reviewOptions, r *review.Report) error {
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
+	if sw, isSync := w.(*syncWriter); isSync {
+		f, ok = sw.file()
+	}
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -321,6 +324,7 @@ func buildRoutes(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]
 			ResponseHealing:    rc.ResponseHealing,
 			Stream:             rc.Stream,
 			FailoverOnAuth:     rc.FailoverOnAuth,
+			NoSchema:           rc.JSONSchema != nil && !*rc.JSONSchema,
 			MinInterval:        time.Duration(rc.MinInterval),
 			FirstTokenTimeout:  time.Duration(rc.FirstTokenTimeout),
 			IdleTimeout:        time.Duration(rc.IdleTimeout),
@@ -373,5 +377,3 @@ func (p *progress) finish() {
 		fmt.Fprintln(p.w)
 	}
 }
-
-var _ = context.Background

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 )
 
 // Exit codes (DESIGN.md §5, contract). exitCode is the one place that maps
@@ -58,6 +59,9 @@ Run 'warden <command> -h' for a command's flags.
 
 // run is warden's main, with the process passed in. It returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	// Progress, the logger and errors all write to stderr, from several
+	// goroutines: serialize them.
+	stderr = &syncWriter{w: stderr}
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	code, err := dispatch(e, args)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -123,6 +127,25 @@ func exitCode(code int, err error) (int, error) {
 	default:
 		return max(code, exitUsage), err
 	}
+}
+
+// syncWriter serializes writes to w. It keeps w's terminal-ness visible
+// through file, so progress can still tell a terminal from a pipe.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// file returns the *os.File behind s, if any.
+func (s *syncWriter) file() (*os.File, bool) {
+	f, ok := s.w.(*os.File)
+	return f, ok
 }
 
 // oneLine folds a multi-line message onto one line.

@@ -104,7 +104,7 @@ func reasonBreakdown(items []review.Item) string {
 		keys[i] = oneLine(reasonOf(it))
 	}
 	return joinTally(tally(keys), func(e tallyEntry) string {
-		return e.key + " " + strconv.Itoa(e.n)
+		return e.key + " " + fmtCount(e.n)
 	})
 }
 
@@ -125,7 +125,7 @@ func causeBreakdown(items []review.Item) string {
 		return t[0].key
 	}
 	return joinTally(t, func(e tallyEntry) string {
-		return e.key + ": " + strconv.Itoa(e.n)
+		return e.key + ": " + fmtCount(e.n)
 	})
 }
 
@@ -135,7 +135,7 @@ func joinTally(t []tallyEntry, f func(tallyEntry) string) string {
 	var parts []string
 	for i, e := range t {
 		if i == maxShown {
-			parts = append(parts, fmt.Sprintf("%d more", len(t)-maxShown))
+			parts = append(parts, fmtCount(len(t)-maxShown)+" more")
 			break
 		}
 		parts = append(parts, f(e))
@@ -157,7 +157,7 @@ func severityBreakdown(fs []review.Finding) string {
 	slices.Reverse(sevs)
 	parts := make([]string, len(sevs))
 	for i, s := range sevs {
-		parts[i] = fmt.Sprintf("%d %s", n[s], s)
+		parts[i] = fmtCount(n[s]) + " " + s.String()
 	}
 	return strings.Join(parts, ", ")
 }
@@ -171,19 +171,39 @@ func findingsPhrase(fs []review.Finding) string {
 	case 1:
 		return "1 finding (" + severityBreakdown(fs) + ")"
 	}
-	return fmt.Sprintf("%d findings (%s)", len(fs), severityBreakdown(fs))
+	return fmt.Sprintf("%s findings (%s)", fmtCount(len(fs)), severityBreakdown(fs))
 }
 
+// plural is "1 file" or "1,500 files".
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return strconv.Itoa(n) + " " + many
+	return fmtCount(n) + " " + many
 }
 
-// headline is the first line of the text and Markdown reports, without the
-// "warden: " prefix. It states the outcome plainly.
-func headline(r *review.Report) string {
+// fmtCount is n with thousands separators: "12,345".
+func fmtCount(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// longHeadline is the first line of the text report and of the SARIF notes,
+// without the "warden: " prefix: the outcome, the gap, the findings and the
+// duration. The Markdown summary uses Headline.
+func longHeadline(r *review.Report) string {
 	c := countItems(r)
 	dur := " in " + fmtElapsed(r.DurationMS)
 	switch r.Outcome {

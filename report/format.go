@@ -17,7 +17,7 @@ type Format int
 const (
 	FormatText     Format = iota // a terminal summary
 	FormatJSON                   // the warden.report/v1 object (DESIGN.md §5)
-	FormatMarkdown               // a GitHub job summary or PR comment
+	FormatMarkdown               // the GitHub check-run summary, mirrored as the job summary
 	FormatSARIF                  // SARIF 2.1.0 for GitHub code scanning
 )
 

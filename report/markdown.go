@@ -3,28 +3,42 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/org/warden/review"
 )
 
-// MarkdownLimit is the most bytes the Markdown report may take. GitHub
-// rejects a check run's output.summary or output.text "over 65535
-// characters" with a 422 ("Only 65535 characters are allowed; 250684 were
-// supplied", reviewdog check.go) and caps job summaries and comment bodies
-// at about the same size. Counting bytes is safe whichever way GitHub counts
-// characters (code points or UTF-16 units): neither is ever more than the
-// UTF-8 byte count.
+// MarkdownLimit is GitHub's limit on a check run's output.summary, which
+// this Markdown is written for (the job summary mirrors it). The REST docs
+// call it "Maximum length: 65535 characters", but the validator counts
+// UTF-8 bytes: "summary exceeds a maximum bytesize of 65535" (422, reported
+// in github/docs#35252 for a summary full of emoji whose character count was
+// under the limit). So the size is counted in bytes, which also bounds
+// characters (code points or UTF-16 units), and Write keeps FormatMarkdown
+// output to at most MarkdownLimit-512 bytes, leaving a margin for a
+// caller's footer.
 const MarkdownLimit = 65535
 
-// Per-part caps, so that one huge finding or a long list of ignored paths
-// cannot crowd out everything else.
+// markdownMargin is left free under MarkdownLimit.
+const markdownMargin = 512
+
+// Per-part caps, so that one huge finding or one long path cannot crowd out
+// everything else.
 const (
 	mdMaxDescription = 4000 // bytes of a finding's description
 	mdMaxSuggestion  = 8000 // bytes of a suggestion; longer ones are left out
 	mdMaxCell        = 200  // bytes of a table cell's text
+	mdMaxFileLine    = 300  // bytes of a path with its line ranges
 )
+
+// When the summary is too long, sections are cut in this order, each saying
+// what it left out: the ignored paths (their count stays in the summary
+// line), the file lists of the unreviewed work down to mdKeepFiles per
+// reason and then entirely (the counts stay), the fallback list likewise,
+// absurdly long coverage and route tables, then the findings (the most
+// severe are kept), and only then the coverage and route tables.
+const mdKeepFiles = 10
 
 func severityMark(s review.Severity) string {
 	switch s {
@@ -40,86 +54,349 @@ func severityMark(s review.Severity) string {
 	return "⚪"
 }
 
-func outcomeMark(o review.Outcome) string {
-	switch o {
-	case review.OutcomeComplete:
-		return "✅"
-	case review.OutcomeProviderUnavailable:
-		return "❌"
-	case review.OutcomeDryRun:
-		return "📝"
-	}
-	return "⚠️"
-}
-
-// writeMarkdown renders the job summary / PR comment and keeps it within
-// MarkdownLimit.
+// writeMarkdown renders the check-run summary (also the job summary) and
+// keeps it within MarkdownLimit-markdownMargin bytes.
 func writeMarkdown(buf *bytes.Buffer, r *review.Report, opts Options) error {
-	buf.WriteString(markdownDoc(r, opts).fit(MarkdownLimit))
+	buf.WriteString(markdownDoc(r, opts).fit(MarkdownLimit - markdownMargin))
 	return nil
 }
 
+// markdownDoc lays out the summary of issue 4: the outcome, what it means,
+// coverage per skill, the unreviewed work by reason, routes and fallbacks,
+// budget and tokens, ignored paths, then the findings.
 func markdownDoc(r *review.Report, opts Options) *mdDoc {
 	c := countItems(r)
 	d := &mdDoc{}
-	var head strings.Builder
-	fmt.Fprintf(&head, "## %s warden: %s\n\n", outcomeMark(r.Outcome), mdEscape(headline(r)))
+	d.fixed("## warden: " + mdEscape(Headline(r)) + "\n\n")
 
 	if r.Outcome == review.OutcomeDryRun {
-		head.WriteString("| Outcome | Work items planned | Paths ignored |\n| --- | ---: | ---: |\n")
-		fmt.Fprintf(&head, "| dry run (no model call made) | %d | %d |\n\n", c.planned, len(r.Ignored))
-		d.fixed(head.String())
-		d.plan = mdPlan(r)
-		d.add(d.plan)
-		d.ignored, d.routes = mdDetails(r, d)
-		d.shrink = []mdShrink{{d.ignored, 20}, {d.plan, 0}, {d.ignored, 0}}
+		d.fixed("No model was called. This is the plan a review would run, most important first, " +
+			"with each item's effective timeout.\n\n")
+		plan := mdPlan(r)
+		d.add(plan)
+		ignored := mdIgnored(r)
+		d.add(ignored)
+		d.shrink = []mdShrink{{ignored, 0}, {plan, 0}}
 		return d
 	}
 
-	head.WriteString("| Outcome | Reviewed | Failed | Skipped | Findings | Duration | Cost |\n")
-	head.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	fmt.Fprintf(&head, "| %s | %d of %d | %d | %d | %d | %s | %s |\n", mdCell(string(r.Outcome)),
-		c.reviewed, c.planned, c.failed, c.skipped, len(r.Findings), fmtElapsed(r.DurationMS), fmtCost(r.Usage.CostUSD))
-	head.WriteString("\n")
-	d.fixed(head.String())
-
-	d.findings = mdFindings(r, c, opts)
-	d.add(d.findings)
-	d.notReviewed = mdNotReviewed(r, c)
-	d.add(d.notReviewed)
-	d.ignored, d.routes = mdDetails(r, d)
-	// Least valuable first: the long tail of ignored paths, then unreviewed
-	// rows beyond the first fifty (the summary table still counts them), then
-	// findings (most severe are kept), then everything optional.
-	d.shrink = []mdShrink{
-		{d.ignored, 20}, {d.notReviewed, 50}, {d.findings, 0},
-		{d.ignored, 0}, {d.routes, 0}, {d.notReviewed, 0},
+	if m := mdMeaning(r, c); m != "" {
+		d.fixed(m + "\n\n")
 	}
+	coverage := mdCoverage(r)
+	d.add(coverage)
+
+	var groups []*mdSection
+	if c.notReviewed > 0 {
+		d.fixed("### Not reviewed, by reason\n\n")
+		if len(r.Items) == 0 {
+			d.fixed(fmt.Sprintf("%s not reviewed; the report does not list them.\n\n", wereItems(c.notReviewed)))
+		}
+		for _, g := range groupByReason(r.Items) {
+			s := mdReasonGroup(g)
+			d.add(s)
+			groups = append(groups, s)
+		}
+	}
+
+	routes, fb := mdRoutes(r)
+	d.add(routes)
+	d.add(fb)
+	d.fixed(mdBudget(r))
+	ignored := mdIgnored(r)
+	d.add(ignored)
+	findings := mdFindings(r, c, opts)
+	d.add(findings)
+
+	d.shrink = append(d.shrink, mdShrink{ignored, 0})
+	for _, g := range groups {
+		d.shrink = append(d.shrink, mdShrink{g, mdKeepFiles})
+	}
+	for _, g := range groups {
+		d.shrink = append(d.shrink, mdShrink{g, 0})
+	}
+	d.shrink = append(d.shrink,
+		mdShrink{fb, mdKeepFiles}, mdShrink{fb, 0},
+		mdShrink{coverage, 50}, mdShrink{routes, 50},
+		mdShrink{findings, 0},
+		mdShrink{coverage, 0}, mdShrink{routes, 0},
+	)
 	return d
+}
+
+// wereItems is "1 item was" or "3 items were".
+func wereItems(n int) string { return plural(n, "item", "items") + pick(n, " was", " were") }
+
+// pick is one when n is 1, else many.
+func pick(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// mdMeaning is the paragraph that says what an incomplete outcome means for
+// the reader, or "" when every planned item was reviewed.
+func mdMeaning(r *review.Report, c counts) string {
+	if c.notReviewed == 0 {
+		if c.planned == 0 && len(r.Findings) == 0 {
+			return "No work item was planned (no changed file needed review by a skill), so no model was called."
+		}
+		return ""
+	}
+	why := ""
+	if nr := notReviewed(r); len(nr) > 0 {
+		why = " (" + mdEscape(reasonBreakdown(nr)) + ")"
+	}
+	if c.reviewed == 0 {
+		what := fmt.Sprintf("None of the %s planned items was reviewed", fmtCount(c.planned))
+		if c.planned == 1 {
+			what = "The only planned item was not reviewed"
+		}
+		return what + why + ". This is not a clean result: no findings does not mean no problems."
+	}
+	return fmt.Sprintf("%s not reviewed%s: no findings there does not mean no problems. "+
+		"The findings below come only from the %s that %s reviewed.",
+		wereItems(c.notReviewed), why, plural(c.reviewed, "item", "items"), pick(c.reviewed, "was", "were"))
+}
+
+func mdCoverage(r *review.Report) *mdSection {
+	s := &mdSection{}
+	cov := coverageBySkill(r.Items)
+	if len(cov) == 0 {
+		return s
+	}
+	s.head = "### Coverage per skill\n\n"
+	s.table = "| Skill | Planned | Reviewed | Failed | Skipped |\n| --- | ---: | ---: | ---: | ---: |\n"
+	var total skillCoverage
+	for _, sc := range cov {
+		s.rows = append(s.rows, fmt.Sprintf("| %s | %s | %s | %s | %s |\n", mdCell(sc.skill),
+			fmtCount(sc.planned), fmtCount(sc.reviewed), fmtCount(sc.failed), fmtCount(sc.skipped)))
+		total.planned += sc.planned
+		total.reviewed += sc.reviewed
+		total.failed += sc.failed
+		total.skipped += sc.skipped
+	}
+	s.more = func(n int) string {
+		return fmt.Sprintf("| _… and %s_ | | | | |\n", plural(n, "more skill", "more skills"))
+	}
+	s.none = func(n int) string {
+		return fmt.Sprintf("_%s not listed to fit GitHub's size limit; the JSON report file has every item._\n",
+			plural(n, "skill", "skills"))
+	}
+	if len(cov) > 1 {
+		s.last = fmt.Sprintf("| **All skills** | %s | %s | %s | %s |\n",
+			fmtCount(total.planned), fmtCount(total.reviewed), fmtCount(total.failed), fmtCount(total.skipped))
+	}
+	s.tail = "\n"
+	return s
+}
+
+// mdReasonGroup is one reason: its count and status, what it means, then the
+// files with their line ranges, skills and routes.
+func mdReasonGroup(g reasonGroup) *mdSection {
+	status := ""
+	switch {
+	case g.failed == g.items:
+		status = "failed"
+	case g.skipped == g.items:
+		status = "skipped"
+	default:
+		var parts []string
+		if g.failed > 0 {
+			parts = append(parts, fmtCount(g.failed)+" failed")
+		}
+		if g.skipped > 0 {
+			parts = append(parts, fmtCount(g.skipped)+" skipped")
+		}
+		if other := g.items - g.failed - g.skipped; other > 0 {
+			parts = append(parts, fmtCount(other)+" with another status")
+		}
+		status = "(" + strings.Join(parts, ", ") + ")"
+	}
+	head := fmt.Sprintf("**%s** — %s %s, in %s", mdEscape(dash(g.reason)), plural(g.items, "item", "items"),
+		status, plural(len(g.files), "file", "files"))
+	if m := reasonMeaning(g.reason); m != "" {
+		head += ": " + m
+	}
+	s := &mdSection{head: head + ".\n\n", tail: "\n"}
+	for _, f := range g.files {
+		loc := dash(f.path)
+		if !f.whole && len(f.ranges) > 0 {
+			loc += ":" + spansText(f.ranges)
+		}
+		row := "- " + mdCode(clip(loc, mdMaxFileLine), false)
+		if len(f.skills) > 0 {
+			row += " — " + mdEscape(clip(strings.Join(f.skills, ", "), mdMaxCell))
+		}
+		if len(f.routes) > 0 {
+			word := "route "
+			if len(f.routes) > 1 || strings.Contains(f.routes[0], "→") {
+				word = "routes "
+			}
+			row += " · " + word + mdEscape(clip(strings.Join(f.routes, ", "), mdMaxCell))
+		}
+		s.rows = append(s.rows, row+"\n")
+	}
+	s.more = func(n int) string {
+		return fmt.Sprintf("- _… and %s; the JSON report file lists every item._\n", plural(n, "more file", "more files"))
+	}
+	s.none = func(n int) string {
+		return fmt.Sprintf("_The %s not listed to fit GitHub's size limit; the JSON report file lists every item._\n",
+			pick(n, "file is", fmtCount(n)+" files are"))
+	}
+	return s
+}
+
+// mdRoutes is the route table and the fallback list. A fallback is never
+// silent: with model calls made, the list says "none" when there was none.
+func mdRoutes(r *review.Report) (routes, fb *mdSection) {
+	routes, fb = &mdSection{}, &mdSection{}
+	called := len(r.Routes) > 0
+	for _, it := range r.Items {
+		called = called || len(it.Attempts) > 0
+	}
+	if !called {
+		return routes, fb
+	}
+	routes.head = "### Routes\n\n"
+	if len(r.Routes) == 0 {
+		routes.head += "The report has no route statistics.\n\n"
+	}
+	routes.table = "| Route | Model | Calls | OK | Timeouts | Failed | p95 | Circuit opens | Cost |\n" +
+		"| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+	for _, rt := range r.Routes {
+		routes.rows = append(routes.rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			mdCell(rt.Name), mdCell(rt.Model), fmtCount(rt.Calls), fmtCount(rt.OK), fmtCount(rt.Timeouts), fmtCount(rt.Failed),
+			fmtElapsed(rt.P95MS), fmtCount(rt.CircuitOpens), fmtCost(rt.CostUSD)))
+	}
+	routes.more = func(n int) string {
+		return fmt.Sprintf("| _… and %s_ | | | | | | | | |\n", plural(n, "more route", "more routes"))
+	}
+	routes.none = func(n int) string {
+		return fmt.Sprintf("_%s not listed to fit GitHub's size limit; the JSON report file has them._\n",
+			plural(n, "route", "routes"))
+	}
+	if len(routes.rows) > 0 {
+		routes.tail = "\n" // ends the table
+	}
+
+	fbs := fallbacks(r.Items)
+	switch {
+	case len(fbs) > 0:
+	case countItems(r).reviewed == 0:
+		fb.head = "**Fallbacks:** none; no item was reviewed.\n\n"
+		return routes, fb
+	default:
+		fb.head = "**Fallbacks:** none; every reviewed item was served by its first attempt's route.\n\n"
+		return routes, fb
+	}
+	by := make([]string, len(fbs))
+	for i, f := range fbs {
+		by[i] = f.route
+	}
+	served := joinTally(tally(by), func(e tallyEntry) string { return e.key + ": " + fmtCount(e.n) })
+	fb.head = fmt.Sprintf("**Fallbacks:** %s served by a route other than %s first attempt's (%s):\n\n",
+		wereItems(len(fbs)), pick(len(fbs), "its", "their"), mdEscape(served))
+	for _, f := range fbs {
+		it := f.item
+		fb.rows = append(fb.rows, fmt.Sprintf("- %s (%s): %s\n",
+			mdCode(clip(textLoc(dash(it.Path), it.StartLine, it.EndLine), mdMaxFileLine), false),
+			mdEscape(clip(dash(oneLine(it.Skill)), mdMaxCell)), mdEscape(clip(f.path, mdMaxCell))))
+	}
+	fb.more = func(n int) string {
+		return fmt.Sprintf("- _… and %s; the JSON report file has every attempt._\n", plural(n, "more item", "more items"))
+	}
+	fb.none = func(int) string {
+		return "_The items are not listed to fit GitHub's size limit; the JSON report file has every attempt._\n"
+	}
+	fb.tail = "\n"
+	return routes, fb
+}
+
+// mdBudget is the time used against the review budget, and the tokens.
+func mdBudget(r *review.Report) string {
+	var b strings.Builder
+	b.WriteString("### Budget and tokens\n\n")
+	used := fmtUsed(r.DurationMS)
+	if bud := r.Policy.BudgetMS; bud > 0 {
+		fmt.Fprintf(&b, "- **Time:** %s of the %s review budget (%d%%)\n", used, fmtTimeout(bud), (r.DurationMS*100+bud/2)/bud)
+	} else {
+		fmt.Fprintf(&b, "- **Time:** %s (the report states no review budget)\n", used)
+	}
+	u := r.Usage
+	fmt.Fprintf(&b, "- **Tokens:** %s prompt, %s completion, %s cached\n",
+		fmtCount(u.PromptTokens), fmtCount(u.CompletionTokens), fmtCount(u.CachedTokens))
+	fmt.Fprintf(&b, "- **Cost:** %s\n\n", fmtCost(u.CostUSD))
+	return b.String()
+}
+
+// fmtUsed is a duration for the budget line: whole seconds from a minute
+// on ("4m12s"), else as fmtElapsed.
+func fmtUsed(ms int64) string {
+	if ms < 60000 {
+		return fmtElapsed(ms)
+	}
+	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}
+
+// mdIgnored is the collapsed list of paths the filters dropped.
+func mdIgnored(r *review.Report) *mdSection {
+	s := &mdSection{}
+	if len(r.Ignored) == 0 {
+		return s
+	}
+	s.head = fmt.Sprintf("<details>\n<summary>Ignored paths (%s): dropped by filters, not counted as planned</summary>\n\n",
+		fmtCount(len(r.Ignored)))
+	s.table = "| Path | Reason |\n| --- | --- |\n"
+	for _, x := range r.Ignored {
+		s.rows = append(s.rows, fmt.Sprintf("| %s | %s |\n", mdCode(clip(oneLine(x.Path), mdMaxCell), true), mdCell(x.Reason)))
+	}
+	s.more = func(n int) string {
+		return fmt.Sprintf("| _… and %s_ | |\n", plural(n, "more path", "more paths"))
+	}
+	s.none = func(n int) string {
+		return fmt.Sprintf("_The %s not listed to fit GitHub's size limit; the JSON report file lists them._\n",
+			pick(n, "path is", fmtCount(n)+" paths are"))
+	}
+	s.tail = "\n</details>\n\n"
+	return s
 }
 
 func mdFindings(r *review.Report, c counts, opts Options) *mdSection {
 	shown, hidden := listed(r.Findings, opts.ReportOn)
-	s := &mdSection{more: func(n int) string {
-		return fmt.Sprintf("_%s not shown: this summary is limited to %s characters. The JSON and SARIF reports have every finding._\n\n",
-			plural(n, "more finding", "more findings"), "65,535")
-	}}
+	s := &mdSection{}
 	if len(shown) == 0 && len(hidden) == 0 {
-		if c.reviewed > 0 {
-			s.head = "### Findings\n\nNo findings in the reviewed items.\n\n"
-			s.always = true
+		switch {
+		case c.planned == 0:
+		case c.reviewed == 0:
+			s.head = "### Findings\n\nNone, because no item was reviewed.\n\n"
+		case c.notReviewed > 0:
+			s.head = fmt.Sprintf("### Findings\n\nNo findings in the %s that %s reviewed; the %s not reviewed may still have problems.\n\n",
+				plural(c.reviewed, "item", "items"), pick(c.reviewed, "was", "were"),
+				plural(c.notReviewed, "item", "items"))
+		default:
+			s.head = fmt.Sprintf("### Findings\n\nNo findings in the %s reviewed.\n\n", plural(c.reviewed, "item", "items"))
 		}
 		return s
 	}
-	s.head = "### Findings\n\n"
-	// Most severe first, so that truncation drops the least severe.
-	for _, f := range sorted(shown, bySeverity) {
+	s.head = fmt.Sprintf("### Findings (%s)\n\n", fmtCount(len(r.Findings)))
+	// Most severe first, so that a cut drops the least severe.
+	ordered := sorted(shown, bySeverity)
+	for _, f := range ordered {
 		s.rows = append(s.rows, mdFinding(f))
+	}
+	s.more = func(n int) string {
+		return fmt.Sprintf("_… %s not shown (%s): this summary is limited to 65,535 characters; see the report file, which has every finding._\n\n",
+			plural(n, "more finding", "more findings"), severityBreakdown(ordered[len(ordered)-n:]))
+	}
+	s.none = func(n int) string {
+		return fmt.Sprintf("_%s not shown (%s): this summary is limited to 65,535 characters; see the report file, which has every finding._\n\n",
+			plural(n, "finding", "findings"), severityBreakdown(ordered))
 	}
 	if len(hidden) > 0 {
 		s.tail = "_" + mdEscape(hiddenLine(hidden, opts.ReportOn)) + "._\n\n"
 	}
-	s.always = true
 	return s
 }
 
@@ -130,7 +407,8 @@ func mdFinding(f review.Finding) string {
 		title = "(untitled)"
 	}
 	fmt.Fprintf(&b, "#### %s %s: %s\n\n", severityMark(f.Severity), mdEscape(f.Severity.String()), mdInline(clip(title, 300)))
-	fmt.Fprintf(&b, "%s · %s\n\n", mdCode(mdLoc(f.Path, f.StartLine, f.EndLine), false), mdEscape(dash(oneLine(f.Skill))))
+	fmt.Fprintf(&b, "%s · %s\n\n", mdCode(clip(textLoc(dash(f.Path), f.StartLine, f.EndLine), mdMaxFileLine), false),
+		mdEscape(dash(oneLine(f.Skill))))
 	if desc := mdBlock(clip(strings.TrimSpace(sanitize(f.Description, true)), mdMaxDescription)); desc != "" {
 		b.WriteString(desc + "\n\n")
 	}
@@ -138,7 +416,7 @@ func mdFinding(f review.Finding) string {
 	switch {
 	case strings.TrimSpace(sug) == "":
 	case len(sug) > mdMaxSuggestion:
-		fmt.Fprintf(&b, "_Suggested change of %s left out (too long); see the JSON report._\n\n",
+		fmt.Fprintf(&b, "_Suggested change of %s left out (too long); see the report file._\n\n",
 			plural(strings.Count(sug, "\n")+1, "line", "lines"))
 	default:
 		b.WriteString("Suggested change:\n\n" + mdFence(sug) + "\n")
@@ -146,112 +424,34 @@ func mdFinding(f review.Finding) string {
 	return b.String()
 }
 
-// mdLoc is "path#L12-L18".
-func mdLoc(path string, start, end int) string {
-	p := oneLine(path)
-	if start <= 0 {
-		return p
-	}
-	if end <= start {
-		return p + "#L" + strconv.Itoa(start)
-	}
-	return p + "#L" + strconv.Itoa(start) + "-L" + strconv.Itoa(end)
-}
-
-func mdNotReviewed(r *review.Report, c counts) *mdSection {
-	nr := notReviewed(r)
-	s := &mdSection{more: func(n int) string {
-		return fmt.Sprintf("\n_%s not listed here; the JSON report lists every item._\n\n", plural(n, "more item", "more items"))
-	}}
-	if len(nr) == 0 {
-		if c.notReviewed > 0 {
-			s.head = fmt.Sprintf("### Not reviewed (%d)\n\n%s were not reviewed; the report does not list them.\n\n",
-				c.notReviewed, plural(c.notReviewed, "item", "items"))
-			s.always = true
-		}
-		return s
-	}
-	s.head = fmt.Sprintf("### Not reviewed (%d)\n\nThese items were not reviewed: no findings here does not mean no problems.\n\n", len(nr)) +
-		"| Status | Reason | Route | Skill | Location |\n| --- | --- | --- | --- | --- |\n"
-	for _, it := range nr {
-		s.rows = append(s.rows, fmt.Sprintf("| %s | %s | %s | %s | %s |\n", mdCell(string(it.Status)), mdCell(reasonOf(it)),
-			mdCell(it.Route), mdCell(it.Skill), mdCode(clip(mdLoc(it.Path, it.StartLine, it.EndLine), mdMaxCell), true)))
-	}
-	s.tail = "\n"
-	s.always = true
-	return s
-}
-
 func mdPlan(r *review.Report) *mdSection {
-	s := &mdSection{more: func(n int) string {
-		return fmt.Sprintf("\n_%s not listed here; `--format json` lists every item._\n\n", plural(n, "more work item", "more work items"))
-	}}
+	s := &mdSection{}
 	if len(r.Items) == 0 {
-		s.head = "Nothing to review.\n\n"
-		s.always = true
+		s.head = "### Plan\n\nNothing to review.\n\n"
 		return s
 	}
-	s.head = "### Plan (priority order)\n\n| Priority | Skill | Location | Timeout |\n| ---: | --- | --- | ---: |\n"
+	s.head = "### Plan (priority order)\n\n"
+	s.table = "| Priority | Skill | Location | Timeout |\n| ---: | --- | --- | ---: |\n"
 	for _, it := range r.Items {
 		s.rows = append(s.rows, fmt.Sprintf("| %d | %s | %s | %s |\n", it.Priority, mdCell(it.Skill),
-			mdCode(clip(mdLoc(it.Path, it.StartLine, it.EndLine), mdMaxCell), true), fmtTimeout(it.TimeoutEffectiveMS)))
+			mdCode(clip(textLoc(dash(it.Path), it.StartLine, it.EndLine), mdMaxCell), true), fmtTimeout(it.TimeoutEffectiveMS)))
+	}
+	s.more = func(n int) string {
+		return fmt.Sprintf("| | _… and %s; `--format json` lists every item_ | | |\n", plural(n, "more work item", "more work items"))
+	}
+	s.none = func(n int) string {
+		return fmt.Sprintf("_The %s not listed to fit the size limit; `--format json` lists every item._\n",
+			pick(n, "work item is", fmtCount(n)+" work items are"))
 	}
 	s.tail = "\n"
-	s.always = true
 	return s
-}
-
-// mdDetails adds the collapsed block with the ignored paths and the routes.
-func mdDetails(r *review.Report, d *mdDoc) (ignored, routes *mdSection) {
-	ignored = &mdSection{more: func(n int) string {
-		return fmt.Sprintf("\n_%s not listed here._\n", plural(n, "more path", "more paths"))
-	}}
-	routes = &mdSection{more: func(n int) string {
-		return fmt.Sprintf("\n_%s not listed here._\n", plural(n, "more route", "more routes"))
-	}}
-	if len(r.Ignored) == 0 && len(r.Routes) == 0 {
-		return ignored, routes
-	}
-	var parts []string
-	if len(r.Ignored) > 0 {
-		parts = append(parts, fmt.Sprintf("ignored paths (%d)", len(r.Ignored)))
-	}
-	if len(r.Routes) > 0 {
-		parts = append(parts, fmt.Sprintf("routes (%d)", len(r.Routes)))
-	}
-	summary := strings.Join(parts, " and ")
-	summary = strings.ToUpper(summary[:1]) + summary[1:]
-	d.fixed("<details>\n<summary>" + summary + "</summary>\n\n")
-
-	if len(r.Ignored) > 0 {
-		ignored.head = "**Ignored paths**\n\n| Path | Reason |\n| --- | --- |\n"
-		for _, x := range r.Ignored {
-			ignored.rows = append(ignored.rows, fmt.Sprintf("| %s | %s |\n", mdCode(clip(oneLine(x.Path), mdMaxCell), true), mdCell(x.Reason)))
-		}
-		ignored.tail = "\n"
-	}
-	d.add(ignored)
-	if len(r.Routes) > 0 {
-		routes.head = "**Routes**\n\n| Route | Model | Calls | OK | Failed | Timeouts | p50 | p95 | Circuit opens | Cost |\n" +
-			"| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-		for _, rt := range r.Routes {
-			routes.rows = append(routes.rows, fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %s | %s | %d | %s |\n",
-				mdCell(rt.Name), mdCell(rt.Model), rt.Calls, rt.OK, rt.Failed, rt.Timeouts,
-				fmtElapsed(rt.P50MS), fmtElapsed(rt.P95MS), rt.CircuitOpens, fmtCost(rt.CostUSD)))
-		}
-		routes.tail = "\n"
-	}
-	d.add(routes)
-	d.fixed("</details>\n")
-	return ignored, routes
 }
 
 // mdDoc is a Markdown document made of fixed text and sections whose rows
 // can be left out to fit a size limit.
 type mdDoc struct {
-	parts                                        []mdPart
-	findings, notReviewed, ignored, routes, plan *mdSection
-	shrink                                       []mdShrink
+	parts  []mdPart
+	shrink []mdShrink
 }
 
 type mdPart struct {
@@ -286,6 +486,9 @@ func (d *mdDoc) fit(limit int) string {
 		if over <= 0 {
 			break
 		}
+		if s.floor >= s.sec.keep {
+			continue
+		}
 		base := s.sec.size(s.sec.keep)
 		k := s.sec.keep
 		for k > s.floor && s.sec.size(k) > base-over {
@@ -301,23 +504,24 @@ func (d *mdDoc) fit(limit int) string {
 			b.WriteString(p.text)
 		}
 	}
-	out := b.String()
+	out := strings.TrimRight(b.String(), "\n") + "\n"
 	if len(out) > limit { // only with absurd fixed text; never cut mid-rune
-		out = clip(out, limit)
+		const note = "\n\n_… the rest of this summary was cut to fit GitHub's size limit; see the report file._\n"
+		out = clip(out, limit-len(note)) + note
 	}
 	return out
 }
 
-// mdSection is a heading, rows and a tail; when rows are left out, more(n)
-// says how many.
+// mdSection is a head, an optional table header, rows, and a tail. When
+// some rows are left out, more(n) follows the kept rows; when all are, none(n)
+// replaces the table header and the rows. last is a final row after the
+// kept rows (a table's total). An empty section renders nothing.
 type mdSection struct {
-	head   string
-	rows   []string
-	tail   string
-	more   func(omitted int) string
-	keep   int  // rows kept
-	always bool // render the head even when no row is kept
-	sums   []int
+	head, table, last, tail string
+	rows                    []string
+	more, none              func(omitted int) string
+	keep                    int // rows kept
+	sums                    []int
 }
 
 func (s *mdSection) size(keep int) int {
@@ -327,46 +531,43 @@ func (s *mdSection) size(keep int) int {
 			s.sums[i+1] = s.sums[i] + len(r)
 		}
 	}
-	if !s.always && len(s.rows) == 0 {
+	if s.head == "" && len(s.rows) == 0 {
 		return 0
 	}
-	n := len(s.head) + s.sums[keep] + len(s.tail)
-	if keep < len(s.rows) {
-		n += len(s.more(len(s.rows) - keep))
+	n := len(s.head) + len(s.tail)
+	switch {
+	case len(s.rows) == 0:
+	case keep == 0:
+		n += len(s.none(len(s.rows)))
+	default:
+		n += len(s.table) + s.sums[keep] + len(s.last)
+		if keep < len(s.rows) {
+			n += len(s.more(len(s.rows) - keep))
+		}
 	}
 	return n
 }
 
 func (s *mdSection) render(b *strings.Builder) {
-	if !s.always && len(s.rows) == 0 {
-		return
-	}
-	if s.keep == 0 && len(s.rows) > 0 {
-		// No row fits: keep the heading line only, and say so.
-		b.WriteString(firstBlock(s.head))
-		b.WriteString(strings.TrimLeft(s.more(len(s.rows)), "\n"))
-		if strings.TrimSpace(s.tail) != "" {
-			b.WriteString(s.tail)
-		}
+	if s.head == "" && len(s.rows) == 0 {
 		return
 	}
 	b.WriteString(s.head)
-	for _, r := range s.rows[:s.keep] {
-		b.WriteString(r)
-	}
-	if s.keep < len(s.rows) {
-		b.WriteString(s.more(len(s.rows) - s.keep))
+	switch {
+	case len(s.rows) == 0:
+	case s.keep == 0:
+		b.WriteString(s.none(len(s.rows)))
+	default:
+		b.WriteString(s.table)
+		for _, r := range s.rows[:s.keep] {
+			b.WriteString(r)
+		}
+		if s.keep < len(s.rows) {
+			b.WriteString(s.more(len(s.rows) - s.keep))
+		}
+		b.WriteString(s.last)
 	}
 	b.WriteString(s.tail)
-}
-
-// firstBlock is the first paragraph of a section head (its heading), without
-// a table header that would have no rows.
-func firstBlock(head string) string {
-	if i := strings.Index(head, "\n\n"); i >= 0 {
-		return head[:i+2]
-	}
-	return head
 }
 
 // mdEscape makes one line of untrusted text inert in Markdown: it cannot

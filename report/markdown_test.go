@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/org/warden/review"
 )
@@ -123,6 +124,9 @@ func TestMarkdownHostile(t *testing.T) {
 		Items: []review.Item{
 			{Skill: "sec", Path: "a</details>|b.go", Status: review.StatusReviewed},
 			{Skill: "sec", Path: "<img src=x>.go", Status: review.StatusFailed, Reason: "bad|response<b>", Route: "r</details>"},
+			{Skill: "@octocat<b>", Path: "x`y.go", StartLine: 3, EndLine: 4, Status: review.StatusReviewed, Route: "<i>fb</i>",
+				Attempts: []review.Attempt{{Route: "[p](http://e)", Class: "<!--"}, {Route: "<i>fb</i>", Class: "success"}}},
+			{Skill: "**s**", Path: "</details>", StartLine: 1, Status: review.StatusSkipped, Reason: "@octocat</summary>"},
 		},
 		Ignored: []review.Ignored{{Path: "</details><b>x|y", Reason: "<i>generated</i>"}},
 		Routes:  []review.RouteStats{{Name: "<b>primary</b>", Model: "m|x"}},
@@ -230,57 +234,137 @@ func tableHeaderFor(doc, row string) string {
 	return ""
 }
 
-func TestMarkdownSizeCap(t *testing.T) {
-	t.Parallel()
-	const total = 2000
-	r := &review.Report{Outcome: review.OutcomeComplete, DurationMS: 1000}
-	for i := range total {
+// bigReport has nFindings findings (severities cycling from critical to
+// info, each about 1 KB), as many reviewed items, nFailed items that timed
+// out in distinct files, and nIgnored ignored paths.
+func bigReport(nFindings, nFailed, nIgnored int) *review.Report {
+	r := &review.Report{Outcome: review.OutcomePartial, DurationMS: 900000, Policy: review.Policy{BudgetMS: 900000}}
+	for i := range nFindings {
 		r.Findings = append(r.Findings, review.Finding{
-			Skill: "style", Severity: review.Severity(1 + i%5), Title: fmt.Sprintf("Finding %d", i),
+			Skill: "style", Severity: review.Severity(5 - i%5), Title: fmt.Sprintf("Finding %d", i),
 			Description: strings.Repeat("Long explanation. ", 40), Path: fmt.Sprintf("pkg/f%04d.go", i),
 			StartLine: 1, EndLine: 3, Suggestion: "x := 1\ny := 2",
 		})
-		r.Items = append(r.Items, review.Item{Skill: "style", Path: fmt.Sprintf("pkg/f%04d.go", i), Status: review.StatusReviewed})
+		r.Items = append(r.Items, review.Item{Skill: "style", Path: fmt.Sprintf("pkg/f%04d.go", i), StartLine: 1, EndLine: 40,
+			Status: review.StatusReviewed, Route: "primary", Attempts: []review.Attempt{{Route: "primary", Class: "success"}}})
 	}
-	for i := range 300 {
-		r.Items = append(r.Items, review.Item{Skill: "style", Path: fmt.Sprintf("web/%d.ts", i), Status: review.StatusSkipped, Reason: "budget"})
+	for i := range nFailed {
+		r.Items = append(r.Items, review.Item{Skill: "security-review", Path: fmt.Sprintf("web/src/component%04d.ts", i),
+			StartLine: 1, EndLine: 200, Status: review.StatusFailed, Reason: "timeout", Route: "primary",
+			Attempts: []review.Attempt{{Route: "primary", Class: "timeout"}}})
+	}
+	for i := range nIgnored {
 		r.Ignored = append(r.Ignored, review.Ignored{Path: fmt.Sprintf("vendor/pkg%d/x.go", i), Reason: "vendored"})
 	}
+	r.Routes = []review.RouteStats{{Name: "primary", Model: "m", Calls: nFindings + nFailed, OK: nFindings, Failed: nFailed, Timeouts: nFailed}}
+	return r
+}
+
+func renderMarkdown(t *testing.T, r *review.Report, opts Options) string {
+	t.Helper()
 	var buf bytes.Buffer
-	if err := Write(&buf, r, FormatMarkdown, Options{}); err != nil {
-		t.Fatal(err)
+	if err := Write(&buf, r, FormatMarkdown, opts); err != nil {
+		t.Fatalf("Write(markdown) = %v, want nil", err)
 	}
-	out := buf.String()
-	if len(out) > MarkdownLimit {
-		t.Errorf("Write(markdown) = %d bytes, want at most %d", len(out), MarkdownLimit)
+	return buf.String()
+}
+
+// checkFits checks the summary is valid UTF-8 within GitHub's limit with our
+// margin, and that every <details> it opens is closed.
+func checkFits(t *testing.T, out string) {
+	t.Helper()
+	if got, want := len(out), MarkdownLimit-markdownMargin; got > want {
+		t.Errorf("Write(markdown) = %d bytes, want at most %d", got, want)
 	}
+	if !utf8.ValidString(out) {
+		t.Errorf("Write(markdown) is not valid UTF-8")
+	}
+	if o, c := strings.Count(out, "<details>"), strings.Count(out, "</details>"); o != c {
+		t.Errorf("Write(markdown) opens <details> %d times and closes it %d times", o, c)
+	}
+}
+
+// TestMarkdownSizeCap renders 3,000 findings and 2,000 failed items: every
+// optional list is cut, then the least severe findings, and each cut says so
+// while the counts stay.
+func TestMarkdownSizeCap(t *testing.T) {
+	t.Parallel()
+	const total = 3000
+	out := renderMarkdown(t, bigReport(total, 2000, 300), Options{})
+	checkFits(t, out)
+
 	shown := strings.Count(out, "\n#### ")
-	m := regexp.MustCompile(`_(\d+) more findings not shown: this summary is limited to 65,535 characters`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`_… ([\d,]+) more findings not shown \(([^)]*)\): this summary is limited to 65,535 characters; see the report file`).FindStringSubmatch(out)
 	if m == nil {
-		t.Fatalf("Write(markdown) has no line saying how many findings were left out:\n%s", out[len(out)-2000:])
+		t.Fatalf("Write(markdown) has no line saying how many findings were cut:\n%s", out[len(out)-2000:])
 	}
-	left, _ := strconv.Atoi(m[1])
+	left, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
 	if shown == 0 || shown+left != total {
-		t.Errorf("Write(markdown) shows %d findings and leaves out %d, want a sum of %d with some shown", shown, left, total)
+		t.Errorf("Write(markdown) shows %d findings and cuts %d, want a sum of %d with some shown", shown, left, total)
 	}
 	// The most severe are kept: every shown finding is critical.
 	if got := strings.Count(out, "#### 🔴 critical"); got != shown {
 		t.Errorf("Write(markdown) shows %d critical of %d findings, want only critical ones", got, shown)
 	}
-	// The gap stays visible: the summary counts every unreviewed item, the
-	// table lists some and says how many more.
-	for _, want := range []string{"| complete | 2000 of 2300 | 0 | 300 | 2000 |", "### Not reviewed (300)", "_250 more items not listed here", "</details>\n"} {
+	for _, want := range []string{
+		"## warden: Partial — 3,000 of 5,000 items reviewed; 2,000 not reviewed (timeout 2,000); 3,000 findings (600 critical,",
+		"2,000 items were not reviewed (timeout 2,000): no findings there does not mean no problems.",
+		"| security-review | 2,000 | 0 | 2,000 | 0 |",
+		// The file list is cut, the count stays.
+		"**timeout** — 2,000 items failed, in 2,000 files: the model did not answer within the deadline.\n\n" +
+			"_The 2,000 files are not listed to fit GitHub's size limit; the JSON report file lists every item._\n",
+		"| primary | m | 5,000 | 3,000 | 2,000 | 2,000 |",
+		"**Fallbacks:** none;",
+		"- **Time:** 15m0s of the 15m0s review budget (100%)",
+		// The ignored list is cut, the count stays.
+		"<summary>Ignored paths (300): dropped by filters, not counted as planned</summary>\n\n" +
+			"_The 300 paths are not listed to fit GitHub's size limit; the JSON report file lists them._\n\n</details>\n",
+		"### Findings (3,000)\n\n#### 🔴 critical",
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Write(markdown) lacks %q", want)
 		}
 	}
-	if !strings.HasSuffix(out, "</details>\n") {
-		t.Errorf("Write(markdown) does not end with the closed <details> block")
+}
+
+// TestMarkdownCutOrder checks that a summary a little too long loses the
+// ignored paths first, then the file lists of unreviewed work, and keeps
+// every finding while it can.
+func TestMarkdownCutOrder(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name                                 string
+		findings, failed, ignored            int
+		wantIgnoredCut, wantFilesCut, wantFC bool // wantFC: findings cut
+	}{
+		{name: "fits", findings: 10, failed: 10, ignored: 10},
+		{name: "ignored paths go first", findings: 50, failed: 20, ignored: 800, wantIgnoredCut: true},
+		{name: "then the file lists", findings: 50, failed: 600, ignored: 800, wantIgnoredCut: true, wantFilesCut: true},
+		{name: "findings last", findings: 200, failed: 600, ignored: 800, wantIgnoredCut: true, wantFilesCut: true, wantFC: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out := renderMarkdown(t, bigReport(tt.findings, tt.failed, tt.ignored), Options{})
+			checkFits(t, out)
+			ignoredCut := strings.Contains(out, "paths are not listed") || strings.Contains(out, "more paths_ |")
+			filesCut := strings.Contains(out, "files are not listed") || strings.Contains(out, "more files; the JSON report")
+			findingsCut := strings.Contains(out, "more findings not shown") || strings.Contains(out, "findings not shown (")
+			if ignoredCut != tt.wantIgnoredCut || filesCut != tt.wantFilesCut || findingsCut != tt.wantFC {
+				t.Errorf("cut ignored, files, findings = %v, %v, %v; want %v, %v, %v",
+					ignoredCut, filesCut, findingsCut, tt.wantIgnoredCut, tt.wantFilesCut, tt.wantFC)
+			}
+			if !findingsCut {
+				if got := strings.Count(out, "\n#### "); got != tt.findings {
+					t.Errorf("Write(markdown) shows %d findings, want all %d", got, tt.findings)
+				}
+			}
+		})
 	}
 }
 
 // TestMarkdownSizeCapFits checks that a report just under the limit is not
-// truncated and one just over it is.
+// cut and one just over it is.
 func TestMarkdownSizeCapFits(t *testing.T) {
 	t.Parallel()
 	build := func(n int) string {
@@ -289,19 +373,33 @@ func TestMarkdownSizeCapFits(t *testing.T) {
 			r.Findings = append(r.Findings, review.Finding{Skill: "s", Severity: review.SeverityHigh,
 				Title: fmt.Sprintf("F%05d", i), Description: strings.Repeat("d", 900), Path: "a.go", StartLine: 1, EndLine: 1})
 		}
-		var buf bytes.Buffer
-		if err := Write(&buf, r, FormatMarkdown, Options{}); err != nil {
-			t.Fatal(err)
-		}
-		return buf.String()
+		return renderMarkdown(t, r, Options{})
 	}
 	// With far too many findings, n are shown; n must fit whole, n+1 not.
 	n := strings.Count(build(200), "\n#### ")
-	if out := build(n); strings.Contains(out, "not shown") || len(out) > MarkdownLimit {
-		t.Errorf("%d findings: %d bytes, truncated %v; want all shown within the limit", n, len(out), strings.Contains(out, "not shown"))
+	limit := MarkdownLimit - markdownMargin
+	if out := build(n); strings.Contains(out, "not shown") || len(out) > limit {
+		t.Errorf("%d findings: %d bytes, cut %v; want all shown within %d bytes", n, len(out), strings.Contains(out, "not shown"), limit)
 	}
-	if out := build(n + 1); !strings.Contains(out, "_1 more finding not shown") || len(out) > MarkdownLimit {
-		t.Errorf("%d findings: %d bytes, want one left out and at most %d bytes", n+1, len(out), MarkdownLimit)
+	if out := build(n + 1); !strings.Contains(out, "_… 1 more finding not shown (1 high)") || len(out) > limit {
+		t.Errorf("%d findings: %d bytes, want one cut and at most %d bytes", n+1, len(out), limit)
+	}
+}
+
+// TestMarkdownSizeCapMultibyte fills findings with four-byte characters:
+// GitHub's validator counts bytes ("summary exceeds a maximum bytesize of
+// 65535"), so a summary sized by characters would be rejected.
+func TestMarkdownSizeCapMultibyte(t *testing.T) {
+	t.Parallel()
+	r := &review.Report{Outcome: review.OutcomeComplete}
+	for i := range 500 {
+		r.Findings = append(r.Findings, review.Finding{Skill: "s", Severity: review.SeverityLow,
+			Title: fmt.Sprintf("🔥 %d", i), Description: strings.Repeat("😀漢", 300), Path: "a.go", StartLine: 1, EndLine: 1})
+	}
+	out := renderMarkdown(t, r, Options{})
+	checkFits(t, out)
+	if !strings.Contains(out, "more findings not shown") {
+		t.Errorf("Write(markdown) of 500 large findings cut none")
 	}
 }
 
@@ -311,11 +409,8 @@ func TestMarkdownLongSuggestionLeftOut(t *testing.T) {
 		Skill: "s", Severity: review.SeverityLow, Title: "t", Path: "a.go", StartLine: 1, EndLine: 1,
 		Suggestion: strings.Repeat("line\n", 3000),
 	}}}
-	var buf bytes.Buffer
-	if err := Write(&buf, r, FormatMarkdown, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if want := "_Suggested change of 3000 lines left out (too long); see the JSON report._"; !strings.Contains(buf.String(), want) {
-		t.Errorf("Write(markdown) lacks %q:\n%s", want, buf.String())
+	out := renderMarkdown(t, r, Options{})
+	if want := "_Suggested change of 3,000 lines left out (too long); see the report file._"; !strings.Contains(out, want) {
+		t.Errorf("Write(markdown) lacks %q:\n%s", want, out)
 	}
 }

@@ -214,7 +214,7 @@ func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
 	if r.Outcome == review.OutcomeDryRun {
 		inv.ToolExecutionNotifications = []sarifNotification{{
 			Level:   "note",
-			Message: sarifText{Text: "warden: " + headline(r) + ". Nothing was reviewed, so the absence of results says nothing about the code."},
+			Message: sarifText{Text: "warden: " + longHeadline(r) + ". Nothing was reviewed, so the absence of results says nothing about the code."},
 		}}
 		return inv
 	}
@@ -223,7 +223,7 @@ func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
 	}
 	inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
 		Level:   "error",
-		Message: sarifText{Text: "warden: " + headline(r) + ". Items that were not reviewed have no results; that does not mean they are clean."},
+		Message: sarifText{Text: "warden: " + longHeadline(r) + ". Items that were not reviewed have no results; that does not mean they are clean."},
 	})
 	for _, it := range notReviewed(r) {
 		level := "warning"

@@ -71,7 +71,7 @@ func textLoc(path string, start, end int) string {
 func writeText(buf *bytes.Buffer, r *review.Report, opts Options) error {
 	p := palette(opts.Color)
 	c := countItems(r)
-	buf.WriteString(p.paint(outcomeColor(r.Outcome), "warden: "+headline(r)) + "\n")
+	buf.WriteString(p.paint(outcomeColor(r.Outcome), "warden: "+longHeadline(r)) + "\n")
 
 	if r.Outcome == review.OutcomeDryRun {
 		textIgnored(buf, r, p)

@@ -58,7 +58,7 @@ func TestTextUntrusted(t *testing.T) {
 	}
 }
 
-func TestHeadline(t *testing.T) {
+func TestLongHeadline(t *testing.T) {
 	t.Parallel()
 	item := func(status review.ItemStatus, reason, route string) review.Item {
 		return review.Item{Skill: "s", Path: "a.go", Status: status, Reason: reason, Route: route}
@@ -90,8 +90,8 @@ func TestHeadline(t *testing.T) {
 			"dry run — 1 work item planned, 1 path ignored (no model call made)"},
 	}
 	for _, tt := range tests {
-		if got := headline(&tt.in); got != tt.want {
-			t.Errorf("headline(%s) = %q, want %q", tt.name, got, tt.want)
+		if got := longHeadline(&tt.in); got != tt.want {
+			t.Errorf("longHeadline(%s) = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -13,7 +13,18 @@
 // Policy.Budget − Policy.Reserve from the start of Run; an item starts only
 // while at least Policy.MinAttempt of it is left (else it is skipped,
 // ReasonBudget), in the order given, at most Policy.MaxConcurrency at once,
-// and gets Policy.ItemBudget clipped to the window. On a route, the first
+// and gets Policy.ItemBudget clipped to the window. Every item is eligible
+// from the start: the next one is dispatched the moment a slot frees, and
+// is checked against the budgets then.
+//
+// Spend caps (Policy.MaxCostUSD, MaxTotalTokens) are checked at the same
+// moment: the spend of every sent attempt so far (Usage priced by
+// Route.Cost, cached prompt tokens at the cached price), plus the
+// estimates of the items in flight, plus the item's own estimate
+// (Item.PromptTokens and Request.MaxTokens on the first route not
+// disabled) must fit, else the item and every later one are skipped with
+// ReasonBudgetCost or ReasonBudgetTokens. The engine counts tokens and
+// dollars only; what an answer says is the caller's business. On a route, the first
 // attempt opens a route request whose deadline is the adaptive timeout
 // (EffectiveTimeout of the route's base) clipped to the item's end; retries
 // on that route share it, a failover opens a new one on the next route. The

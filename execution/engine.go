@@ -27,10 +27,15 @@ type Route struct {
 	// NoSchema is for endpoints that reject response_format json_schema:
 	// requests on the route carry no Schema (the prompt still describes
 	// the answer's format).
-	NoSchema           bool
-	MinInterval        time.Duration // least time between two request starts on this route
-	PriceInputPerMTok  float64
-	PriceOutputPerMTok float64
+	NoSchema    bool
+	MinInterval time.Duration // least time between two request starts on this route
+	// Prices in USD per million tokens, for Cost and the review's cost cap.
+	// PriceCachedInputPerMTok is the price of the prompt tokens the provider
+	// served from its prefix cache (Usage.CachedTokens); zero bills them at
+	// PriceInputPerMTok, so an unknown cache price never undercounts.
+	PriceInputPerMTok       float64
+	PriceOutputPerMTok      float64
+	PriceCachedInputPerMTok float64
 
 	// Breaker configures the route's circuit breaker; the zero value takes
 	// DefaultBreakerSettings.
@@ -77,6 +82,18 @@ type Policy struct {
 	// (3 and 0.1).
 	RetryBudgetMin   int
 	RetryBudgetRatio float64
+
+	// MaxCostUSD and MaxTotalTokens cap the review's spend; zero means no
+	// cap. An item is dispatched only while the spend so far (every sent
+	// attempt's Usage, priced by Route.Cost; items in flight count at
+	// their estimate until they end) plus the item's estimate fits: its
+	// Item.PromptTokens() prompt tokens and Request.MaxTokens completion
+	// tokens, priced on the first route not disabled. The first item that
+	// does not fit ends dispatching: it and every later item are skipped
+	// with ReasonBudgetCost (or ReasonBudgetTokens), in the order given.
+	// MaxTotalTokens counts prompt plus completion tokens.
+	MaxCostUSD     float64
+	MaxTotalTokens int
 }
 
 // DefaultPolicy returns the documented defaults.
@@ -105,6 +122,40 @@ type Item struct {
 	// Accept validates an answer. A non-nil error makes the attempt
 	// ClassBadResponse (retried like any transient failure). Nil accepts all.
 	Accept func(*Response) error
+	// EstimatedPromptTokens is the caller's estimate of the request's
+	// prompt tokens, for the cost caps; zero lets the engine estimate
+	// (see PromptTokens).
+	EstimatedPromptTokens int
+}
+
+// PromptTokens is the item's estimated prompt size in tokens:
+// EstimatedPromptTokens when set, else the characters of the request's
+// messages divided by 4, rounded up (a common rule of thumb for English and
+// code; a tokenizer is not worth its weight for a cap).
+func (it Item) PromptTokens() int {
+	if it.EstimatedPromptTokens > 0 || it.Request == nil {
+		return it.EstimatedPromptTokens
+	}
+	chars := 0
+	for _, m := range it.Request.Messages {
+		chars += len(m.Content)
+	}
+	return (chars + 3) / 4
+}
+
+// Cost is the price of u on the route, in USD: cached prompt tokens at
+// PriceCachedInputPerMTok (PriceInputPerMTok when that is zero), the rest of
+// the prompt at PriceInputPerMTok, completion tokens at PriceOutputPerMTok.
+// CachedTokens are a part of PromptTokens, as providers report them.
+func (r Route) Cost(u Usage) float64 {
+	cachedPrice := r.PriceCachedInputPerMTok
+	if cachedPrice == 0 {
+		cachedPrice = r.PriceInputPerMTok
+	}
+	cached := min(max(u.CachedTokens, 0), max(u.PromptTokens, 0))
+	uncached := max(u.PromptTokens, 0) - cached
+	return (float64(uncached)*r.PriceInputPerMTok + float64(cached)*cachedPrice +
+		float64(max(u.CompletionTokens, 0))*r.PriceOutputPerMTok) / 1e6
 }
 
 // Status is what became of an item.
@@ -129,13 +180,15 @@ func (s Status) String() string {
 	return fmt.Sprintf("status(%d)", int(s))
 }
 
-// Reasons. Result.Reason holds ReasonBudget or ReasonCancelled for a
-// skipped item, and for a failed item ReasonBudget when the review budget
+// Reasons. Result.Reason holds ReasonBudget, ReasonBudgetCost,
+// ReasonBudgetTokens or ReasonCancelled for a skipped item, and for a failed item ReasonBudget when the review budget
 // cut it. Attempt.Reason says why an attempt was not sent (Class
 // ClassRejected) or why its Decision was taken.
 const (
-	ReasonBudget    = "budget"    // the review or item budget cannot fit it
-	ReasonCancelled = "cancelled" // the caller's context ended
+	ReasonBudget       = "budget"        // the review or item budget cannot fit it
+	ReasonBudgetCost   = "budget:cost"   // Policy.MaxCostUSD cannot fit it
+	ReasonBudgetTokens = "budget:tokens" // Policy.MaxTotalTokens cannot fit it
+	ReasonCancelled    = "cancelled"     // the caller's context ended
 
 	ReasonCircuitOpen  = "circuit_open"      // the route's breaker is open
 	ReasonHalfOpenBusy = "circuit_half_open" // the breaker's probe slot is taken
@@ -309,6 +362,9 @@ func New(routes []Route, p Policy, opts Options) (*Engine, error) {
 		if r.MaxConcurrency < 0 || r.RequestTimeout < 0 || r.MinInterval < 0 || r.FirstTokenTimeout < 0 || r.IdleTimeout < 0 {
 			return nil, fmt.Errorf("execution: route %q: negative max concurrency, request timeout, min interval or stream timeout", r.Name)
 		}
+		if !(r.PriceInputPerMTok >= 0 && r.PriceOutputPerMTok >= 0 && r.PriceCachedInputPerMTok >= 0) {
+			return nil, fmt.Errorf("execution: route %q: prices must not be negative", r.Name)
+		}
 		if r.RequestTimeout == 0 && p.RequestTimeout <= 0 {
 			return nil, fmt.Errorf("execution: route %q has no request timeout and the policy's is %s", r.Name, p.RequestTimeout)
 		}
@@ -329,6 +385,8 @@ func New(routes []Route, p Policy, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("execution: retries per route must not be negative, got %d", p.MaxRetriesPerRoute)
 	case p.Backoff < 0 || p.RateLimitBackoff < 0:
 		return nil, fmt.Errorf("execution: backoff (%s) and rate-limit backoff (%s) must not be negative", p.Backoff, p.RateLimitBackoff)
+	case !(p.MaxCostUSD >= 0) || p.MaxTotalTokens < 0: // !(>=) also catches NaN
+		return nil, fmt.Errorf("execution: cost cap (%g USD) and token cap (%d) must not be negative", p.MaxCostUSD, p.MaxTotalTokens)
 	}
 	for i, d := range p.BackoffSchedule {
 		if d < 0 {
@@ -442,13 +500,24 @@ func BodyChars(req *Request, r Route) int {
 	if r.ResponseHealing {
 		body.Plugins = []plugin{{ID: "response-healing"}}
 	}
-	b, err := json.Marshal(body)
-	if err != nil { // only a malformed Schema.Schema can fail; count it as written
+	// Encode into a counter rather than Marshal: the encoder's buffer is
+	// pooled, so a plan of many large prompts does not allocate a copy of
+	// each body only to measure it. The length is json.Marshal's.
+	var n byteCounter
+	if err := json.NewEncoder(&n).Encode(body); err != nil { // only a malformed Schema.Schema can fail; count it as written
 		n := 0
 		for _, m := range req.Messages {
 			n += len(m.Content)
 		}
 		return n + len(req.Schema.Schema)
 	}
-	return len(b)
+	return int(n) - 1 // Encode's trailing newline
+}
+
+// byteCounter is an io.Writer that counts what is written to it.
+type byteCounter int
+
+func (c *byteCounter) Write(b []byte) (int, error) {
+	*c += byteCounter(len(b))
+	return len(b), nil
 }

@@ -24,6 +24,83 @@ type runState struct {
 	mu      sync.Mutex
 	calls   int // requests sent, for the retry budget
 	retries int
+
+	// The spend caps (Policy.MaxCostUSD, MaxTotalTokens), under mu.
+	spent    spend  // sent attempts' usage
+	reserved spend  // estimates of the items in flight
+	capped   string // once set, the reason every later item is skipped
+}
+
+// spend is money and tokens, spent or estimated.
+type spend struct {
+	usd    float64
+	tokens int
+}
+
+func (s spend) add(t spend) spend { return spend{s.usd + t.usd, s.tokens + t.tokens} }
+
+// caps reports whether the policy caps the review's spend.
+func (p Policy) caps() bool { return p.MaxCostUSD > 0 || p.MaxTotalTokens > 0 }
+
+// estimate is what an item is expected to cost on the first route not
+// disabled: its prompt estimate and its whole completion budget.
+func (e *Engine) estimate(rs *runState, it Item) spend {
+	if it.Request == nil {
+		return spend{}
+	}
+	r := rs.routes[0]
+	for _, c := range rs.routes {
+		c.mu.Lock()
+		d := c.disabled
+		c.mu.Unlock()
+		if !d {
+			r = c
+			break
+		}
+	}
+	u := Usage{PromptTokens: it.PromptTokens(), CompletionTokens: max(it.Request.MaxTokens, 0)}
+	return spend{usd: r.r.Cost(u), tokens: u.PromptTokens + u.CompletionTokens}
+}
+
+// reserve admits an item under the spend caps and holds its estimate until
+// unreserve; or it returns the reason the item, and every item after it,
+// is skipped.
+func (e *Engine) reserve(rs *runState, it Item) (spend, string) {
+	p := e.policy
+	if !p.caps() {
+		return spend{}, ""
+	}
+	est := e.estimate(rs, it)
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	committed := rs.spent.add(rs.reserved).add(est)
+	switch {
+	case rs.capped != "":
+	case p.MaxCostUSD > 0 && committed.usd > p.MaxCostUSD:
+		rs.capped = ReasonBudgetCost
+	case p.MaxTotalTokens > 0 && committed.tokens > p.MaxTotalTokens:
+		rs.capped = ReasonBudgetTokens
+	default:
+		rs.reserved = rs.reserved.add(est)
+		return est, ""
+	}
+	return spend{}, rs.capped
+}
+
+func (rs *runState) unreserve(est spend) {
+	if est == (spend{}) {
+		return
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.reserved = spend{rs.reserved.usd - est.usd, rs.reserved.tokens - est.tokens}
+}
+
+// charge adds a sent attempt's usage to the review's spend.
+func (rs *runState) charge(cost float64, tokens int) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.spent = rs.spent.add(spend{cost, tokens})
 }
 
 // routeState is one route during one Run.
@@ -108,7 +185,12 @@ func (rs *runState) takeRetry(p Policy) bool {
 // Run executes items and returns one Result per item, in the items' order.
 //
 // Items are started in the order given (callers put the most relevant
-// first), at most Policy.MaxConcurrency at once. The review's work window
+// first), at most Policy.MaxConcurrency at once: every item is eligible from
+// the start, and the next one starts as soon as a slot is free. Each route
+// further bounds its own calls (Route.MaxConcurrency). With a cost or
+// token cap (Policy.MaxCostUSD, MaxTotalTokens), the first item whose
+// estimate does not fit and every item after it are skipped with
+// ReasonBudgetCost or ReasonBudgetTokens. The review's work window
 // is Budget − Reserve from the call; an item starts only while at least
 // MinAttempt of it is left (else it is skipped with ReasonBudget) and gets
 // ItemBudget clipped to the window. When ctx ends, every attempt and wait
@@ -138,16 +220,35 @@ func (e *Engine) Run(ctx context.Context, items []Item, progress func(done, tota
 		progress(finished, len(items))
 	}
 	func() {
-		p := pool.New().WithMaxGoroutines(max(1, min(e.policy.MaxConcurrency, len(items))))
+		bound := max(1, min(e.policy.MaxConcurrency, len(items)))
+		p := pool.New().WithMaxGoroutines(bound)
 		defer p.Wait()
+		// An item is dispatched when a slot is free, in the order given,
+		// and checked against the budgets and caps at that moment, with the
+		// spend of everything that ended before it.
+		slots := make(chan struct{}, bound)
 		for i := range items {
-			if res, skip := e.cannotStart(ctx, rs); skip {
+			slots <- struct{}{} // items in flight always end: their budgets and ctx bound them
+			res, skip := e.cannotStart(ctx, rs)
+			var est spend
+			if !skip {
+				var reason string
+				if est, reason = e.reserve(rs, items[i]); reason != "" {
+					res, skip = Result{Status: StatusSkipped, Reason: reason}, true
+				}
+			}
+			if skip {
 				results[i] = res
 				report()
+				<-slots
 				continue
 			}
 			p.Go(func() {
-				defer report()
+				defer func() {
+					rs.unreserve(est)
+					report()
+					<-slots
+				}()
 				results[i] = e.runItemSafe(ctx, workCtx, rs, items[i])
 			})
 		}
@@ -384,6 +485,15 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 		a.Duration = time.Since(sendAt)
 		if resp != nil {
 			a.Usage, a.FirstByte = resp.Usage, resp.FirstByte
+		}
+		if e.policy.caps() {
+			u := a.Usage
+			if resp != nil && err == nil && u.PromptTokens == 0 && u.CompletionTokens == 0 {
+				// An answer without usage counts at its estimate, so a
+				// provider that reports none cannot run past a cap.
+				u = Usage{PromptTokens: st.item.PromptTokens(), CompletionTokens: max(req.MaxTokens, 0)}
+			}
+			rs.charge(r.r.Cost(u), u.PromptTokens+u.CompletionTokens)
 		}
 		a.Err = err
 		var pe *PanicError

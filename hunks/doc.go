@@ -70,4 +70,34 @@
 // the diff's own lines next to the chunk (a neighbouring chunk of the same
 // file). Chunk.Lines may share memory with the parsed File; treat both as
 // read-only.
+//
+// # Context
+//
+// In Go, C, C++, C#, Java, JavaScript, TypeScript, Rust, Kotlin, Scala,
+// Swift, PHP, Dart, Objective-C, Groovy, Zig and Python, Before and After
+// are then trimmed to the block around the chunk, read from indentation
+// alone (a tab counts 4 columns), unless Options.FullContext is set. It
+// only ever removes lines; where the rule finds nothing it keeps them all.
+// Before is read from the chunk's lines up to its first line at column 0,
+// After from those after its last one (both from all its lines when it has
+// none); let m be their least indentation.
+//
+//   - m > 0 for Before: the header is the nearest non-blank line before the
+//     chunk indented less than m, when it opens a block (it ends in "{",
+//     "(", "[" or ":", before an optional line comment). A header that
+//     continues a construct ("} else {", "elif x:", ") error {" closing a
+//     long signature) is followed back to the line at its indentation that
+//     starts it; a lone "{" takes the line above it. Before starts at the
+//     header.
+//   - m > 0 for After: After ends at the first non-blank line indented no
+//     more than the header (when the whole chunk is inside it), else no
+//     more than m−1, including that line when it starts with a closing
+//     bracket.
+//   - m = 0: Before starts after the nearest line that starts with a
+//     closing bracket at column 0 or is indented (the end of the previous
+//     declaration); After ends after the first column-0 closing line or
+//     before the first column-0 line that opens a block (the next
+//     declaration).
+//
+// Blank lines at the outer ends of Before and After are dropped.
 package hunks

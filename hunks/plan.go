@@ -33,8 +33,11 @@ type Options struct {
 	// Source has it, else the size of its added text (default 1 MiB).
 	MaxFileBytes int64
 	// ContextLines is the most context lines before and after a chunk
-	// (default 20).
+	// (default 20). In the languages the block rule knows, the context is
+	// then trimmed to the chunk's enclosing block (see the package doc).
 	ContextLines int
+	// FullContext keeps ContextLines lines each side, untrimmed.
+	FullContext bool
 	// CoalesceGap: hunks fewer than this many lines apart coalesce into one
 	// chunk (default 30) while the chunk stays within MaxChunkChars.
 	CoalesceGap int
@@ -313,6 +316,9 @@ func (c *candidate) chunks(out []Chunk, opts Options) []Chunk {
 			before, after = anchors[i], anchors[i]+1
 		}
 		ch.Before, ch.After = c.context(before, -1, opts.ContextLines), c.context(after, +1, opts.ContextLines)
+		if !opts.FullContext {
+			trimToBlock(ch)
+		}
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -22,6 +23,7 @@ const (
 // rawFinding is a finding as a model wrote it: loosely typed, so that a
 // number written as a string or a missing field does not sink the answer.
 type rawFinding struct {
+	Skill       string          `json:"skill"` // batched answers only
 	Severity    string          `json:"severity"`
 	Title       string          `json:"title"`
 	Description string          `json:"description"`
@@ -29,10 +31,6 @@ type rawFinding struct {
 	EndLine     json.RawMessage `json:"end_line"`
 	Suggestion  string          `json:"suggestion"`
 	Confidence  json.RawMessage `json:"confidence"`
-}
-
-type rawAnswer struct {
-	Findings *[]rawFinding `json:"findings"`
 }
 
 // errNoAnswer is returned when no JSON object with a findings array is found.
@@ -47,6 +45,12 @@ const maxObjectStarts = 64
 // no such object can be found; an empty findings array is a valid answer.
 // The findings are not yet validated against a chunk (see validate).
 func ParseAnswer(content string) ([]rawFinding, error) {
+	return decodeAnswer[rawFinding](content)
+}
+
+// decodeAnswer finds the answer object in content and decodes its findings
+// as Ts.
+func decodeAnswer[T any](content string) ([]T, error) {
 	s := strings.TrimSpace(content)
 	if s == "" {
 		return nil, errors.New("empty answer")
@@ -71,7 +75,9 @@ func ParseAnswer(content string) ([]rawFinding, error) {
 	}
 	var firstErr error
 	for _, at := range starts {
-		var a rawAnswer
+		var a struct {
+			Findings *[]T `json:"findings"`
+		}
 		err := json.NewDecoder(strings.NewReader(s[at:])).Decode(&a)
 		if err == nil && a.Findings != nil {
 			return *a.Findings, nil
@@ -84,6 +90,46 @@ func ParseAnswer(content string) ([]rawFinding, error) {
 		return nil, fmt.Errorf("%w (%v)", errNoAnswer, firstErr)
 	}
 	return nil, errNoAnswer
+}
+
+// batchAnswer is an answer for several skills, split by skill.
+type batchAnswer struct {
+	findings map[string][]rawFinding // by skill name
+	bad      map[string]error        // skills with a finding that could not be read
+	dropped  int                     // findings naming no skill of the batch
+}
+
+// parseBatchAnswer reads the answer to a batched request for the skills
+// names. It errors, like ParseAnswer, when the answer holds no findings
+// array. Each finding is read on its own: one that names no skill of the
+// batch is dropped; one whose fields cannot be read marks its skill bad,
+// and leaves the other skills' findings alone.
+func parseBatchAnswer(content string, names []string) (*batchAnswer, error) {
+	raws, err := decodeAnswer[json.RawMessage](content)
+	if err != nil {
+		return nil, err
+	}
+	a := &batchAnswer{findings: map[string][]rawFinding{}, bad: map[string]error{}}
+	for _, raw := range raws {
+		var tag struct {
+			Skill string `json:"skill"`
+		}
+		_ = json.Unmarshal(raw, &tag) // a skill that is not a string names no skill
+		name := strings.ToLower(strings.TrimSpace(tag.Skill))
+		if !slices.Contains(names, name) {
+			a.dropped++
+			continue
+		}
+		var f rawFinding
+		if err := json.Unmarshal(raw, &f); err != nil {
+			if a.bad[name] == nil {
+				a.bad[name] = fmt.Errorf("finding of skill %q: %w", name, err)
+			}
+			continue
+		}
+		a.findings[name] = append(a.findings[name], f)
+	}
+	return a, nil
 }
 
 var findingsObject = regexp.MustCompile(`\{\s*"findings"\s*:`)

@@ -20,11 +20,19 @@ type Options struct {
 	FailOn      Severity // recorded in the report's policy; the exit code is the caller's
 	ReportOn    Severity // findings below this are left out of the report
 	MaxFindings int      // at most this many findings, most severe first; 0: no cap
-	// Progress, when set, is called after each item ends; calls are serialized.
+	// BatchSkills asks one request per chunk for all the skills that apply
+	// to it (instead of one per skill and chunk); the answer tags each
+	// finding with its skill. The report still has one item per skill and
+	// chunk.
+	BatchSkills bool
+	// Progress, when set, is called after each request ends (one per item,
+	// or one per batch with BatchSkills); calls are serialized.
 	Progress func(done, total int)
 }
 
-// WorkItem is one skill on one chunk, with its request ready to send.
+// WorkItem is one skill on one chunk, with its request ready to send. The
+// items of one batch (Options.BatchSkills) are adjacent in Plan.Items and
+// share one Request (the same pointer).
 type WorkItem struct {
 	Skill            *skills.Skill
 	Chunk            *hunks.Chunk
@@ -41,7 +49,8 @@ type Plan struct {
 }
 
 // NewPlan pairs every chunk with every skill whose paths select it, builds
-// each item's request, and computes its deadline on the engine's first
+// each item's request (with Options.BatchSkills, one request for all the
+// skills on a chunk), and computes its deadline on the engine's first
 // route. Chunks keep hunks' priority order; on one chunk, skills keep their
 // order. A path no skill selects is reported ignored with reason
 // "skill-filter".
@@ -62,31 +71,43 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 		maxTokens = DefaultMaxTokens
 	}
 	first := eng.Routes()[0]
+	pr := newPrompts(opts.Change, maxTokens)
 	p := &Plan{}
 	for _, ig := range hp.Ignored {
 		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason})
 	}
 	selected := map[string]bool{}
 	var unselected []string
+	var on []*skills.Skill
 	for ci := range hp.Chunks {
 		c := &hp.Chunks[ci]
-		picked := false
+		on = on[:0]
 		for si, sk := range opts.Skills {
-			if !filters[si].Match(c.Path) {
-				continue
+			if filters[si].Match(c.Path) {
+				on = append(on, sk)
 			}
-			picked = true
-			req := buildRequest(sk, c, opts.Change, maxTokens)
+		}
+		if len(on) == 0 {
+			if !selected[c.Path] {
+				unselected = append(unselected, c.Path)
+			}
+			continue
+		}
+		selected[c.Path] = true
+		size := 1
+		if opts.BatchSkills {
+			size = len(on)
+		}
+		for g := 0; g < len(on); g += size {
+			group := on[g : g+size]
+			req := pr.request(group, c)
 			base, eff, err := eng.Timeout(first, req)
 			if err != nil {
-				return nil, fmt.Errorf("plan %s on %s: %w", sk.Name, c.Path, err)
+				return nil, fmt.Errorf("plan %s on %s: %w", group[0].Name, c.Path, err)
 			}
-			p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff})
-		}
-		if picked {
-			selected[c.Path] = true
-		} else if !selected[c.Path] {
-			unselected = append(unselected, c.Path)
+			for _, sk := range group {
+				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff})
+			}
 		}
 	}
 	seen := map[string]bool{}

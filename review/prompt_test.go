@@ -45,12 +45,12 @@ func TestBuildRequest(t *testing.T) {
 		t.Fatalf("buildRequest messages = %+v, want system then user", req.Messages)
 	}
 	sys, user := req.Messages[0].Content, req.Messages[1].Content
-	for _, want := range []string{"Find bugs.", "## Skill: code-review", "between 10 and 11", "never an instruction"} {
+	for _, want := range []string{"Find bugs.", "## Skill: code-review", "never an instruction"} {
 		if !strings.Contains(sys, want) {
 			t.Errorf("system prompt lacks %q", want)
 		}
 	}
-	for _, want := range []string{"File: pkg/a.go", "Language: Go", "     9   func f() {", "       - \told()", "    10 + \tnew()", "    11   }", "Pull request title: Fix things", "[truncated]"} {
+	for _, want := range []string{`The lines you may report on are 10 to 11 of "pkg/a.go"`, "File: pkg/a.go", "Language: Go", "     9   func f() {", "       - \told()", "    10 + \tnew()", "    11   }", "Pull request title: Fix things", "[truncated]"} {
 		if !strings.Contains(user, want) {
 			t.Errorf("user prompt lacks %q:\n%s", want, user)
 		}

@@ -124,9 +124,15 @@ type Policy struct {
 	ReportOn           string  `json:"report_on"`
 	MaxFindings        int     `json:"max_findings"`
 	RetryBudgetRatio   float64 `json:"retry_budget_ratio,omitempty"`
+	MaxCostUSD         float64 `json:"max_cost_usd,omitempty"`     // 0: no cost cap
+	MaxTotalTokens     int     `json:"max_total_tokens,omitempty"` // 0: no token cap
+	BatchSkills        bool    `json:"batch_skills,omitempty"`
 }
 
-// Usage adds up tokens and cost over the review.
+// Usage adds up tokens and cost over the review: every attempt's tokens as
+// the provider reported them, CachedTokens being the part of PromptTokens
+// served from the provider's prefix cache, and CostUSD priced per route
+// (execution.Route.Cost).
 type Usage struct {
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`

@@ -3,6 +3,7 @@ package review
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -25,22 +26,45 @@ func DryRun(p *Plan, eng *execution.Engine, opts Options) *Report {
 // into findings and decides the outcome. Findings of reviewed items are kept
 // whatever happens to the others; an item that did not get a usable answer
 // is failed or skipped, never "no findings".
+//
+// The items of a batch (Options.BatchSkills) are one request: they share
+// its status, attempts and cost (split evenly), and its answer is validated
+// per skill, so that one skill's unreadable findings fail that skill's item
+// (bad_response) and not the others.
 func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Report {
 	start := time.Now()
-	items := make([]execution.Item, len(p.Items))
+	// One engine item per request; group[i] is work item i's.
+	group := make([]int, len(p.Items))
+	var items []execution.Item
+	var sizes []int
 	for i, wi := range p.Items {
-		items[i] = execution.Item{Request: wi.Request, Accept: acceptAnswer}
+		if i > 0 && wi.Request == p.Items[i-1].Request {
+			group[i] = group[i-1]
+			sizes[group[i]]++
+			continue
+		}
+		group[i] = len(items)
+		items = append(items, execution.Item{Request: wi.Request, Accept: acceptAnswer})
+		sizes = append(sizes, 1)
 	}
+	for g := range items {
+		if sizes[g] > 1 {
+			items[g].Accept = acceptBatch
+		}
+	}
+	guardTruncation(items)
 	results := eng.Run(ctx, items, opts.Progress)
 
 	r := newReport(p, eng, opts)
-	prices := map[string]execution.Route{}
+	routes := map[string]execution.Route{}
 	for _, rt := range eng.Routes() {
-		prices[rt.Name] = rt
+		routes[rt.Name] = rt
 	}
 	var findings []Finding
-	for i, res := range results {
-		wi, it := p.Items[i], &r.Items[i]
+	var batch *batchAnswer
+	for i, wi := range p.Items {
+		g, it := group[i], &r.Items[i]
+		res, size, first := results[g], sizes[g], i == 0 || group[i-1] != g
 		it.TimeoutEffectiveMS = wi.TimeoutEffective.Milliseconds()
 		for _, a := range res.Attempts {
 			it.Attempts = append(it.Attempts, Attempt{
@@ -53,29 +77,50 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 				Class:              a.Class.String(),
 				Reason:             a.Reason,
 			})
-			cost := attemptCost(prices[a.Route], a.Usage)
-			it.CostUSD += cost
-			r.Usage.PromptTokens += a.Usage.PromptTokens
-			r.Usage.CompletionTokens += a.Usage.CompletionTokens
-			r.Usage.CachedTokens += a.Usage.CachedTokens
-			r.Usage.CostUSD += cost
+			cost := routes[a.Route].Cost(a.Usage)
+			it.CostUSD += cost / float64(size)
+			if first { // a request's usage counts once, however many items share it
+				r.Usage.PromptTokens += a.Usage.PromptTokens
+				r.Usage.CompletionTokens += a.Usage.CompletionTokens
+				r.Usage.CachedTokens += a.Usage.CachedTokens
+				r.Usage.CostUSD += cost
+			}
 		}
 		switch res.Status {
 		case execution.StatusDone:
 			it.Status, it.Route = StatusReviewed, res.Route
-			raw, err := ParseAnswer(res.Response.Content)
-			if err != nil { // Accept passed it, so this cannot happen; never call it clean
+			model := res.Response.Model
+			if model == "" {
+				model = routes[res.Route].Model
+			}
+			base := Finding{Skill: wi.Skill.Name, Path: wi.Chunk.Path, Route: res.Route, Model: model}
+			lines := lineRange{wi.Chunk.StartLine, wi.Chunk.EndLine}
+			if size == 1 {
+				raw, err := ParseAnswer(res.Response.Content)
+				if err != nil { // Accept passed it, so this cannot happen; never call it clean
+					it.Status, it.Reason = StatusFailed, execution.ClassBadResponse.String()
+					continue
+				}
+				findings = append(findings, validate(raw, lines, base)...)
+				continue
+			}
+			if first {
+				names := make([]string, size)
+				for k := range size {
+					names[k] = p.Items[i+k].Skill.Name
+				}
+				var err error
+				if batch, err = parseBatchAnswer(res.Response.Content, names); err != nil {
+					batch = nil
+				}
+			}
+			if batch == nil || batch.bad[wi.Skill.Name] != nil {
 				it.Status, it.Reason = StatusFailed, execution.ClassBadResponse.String()
 				continue
 			}
-			model := res.Response.Model
-			if model == "" {
-				model = prices[res.Route].Model
-			}
-			base := Finding{Skill: wi.Skill.Name, Path: wi.Chunk.Path, Route: res.Route, Model: model}
-			findings = append(findings, validate(raw, lineRange{wi.Chunk.StartLine, wi.Chunk.EndLine}, base)...)
+			findings = append(findings, validate(batch.findings[wi.Skill.Name], lines, base)...)
 		case execution.StatusFailed:
-			it.Status, it.Reason = StatusFailed, res.Class.String()
+			it.Status, it.Reason = StatusFailed, failureReason(res)
 			if n := len(res.Attempts); n > 0 {
 				it.Route = res.Attempts[n-1].Route
 			}
@@ -95,11 +140,24 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 // is a bad response (retried by the engine's rules), never "no findings".
 func acceptAnswer(resp *execution.Response) error {
 	if _, err := ParseAnswer(resp.Content); err != nil {
-		reason := "unparseable answer"
-		if resp.FinishReason == "length" {
-			reason = "answer cut off at max_tokens"
-		}
-		return &execution.BadResponseError{Reason: reason, Err: err}
+		return badAnswer(resp, err)
+	}
+	return nil
+}
+
+func badAnswer(resp *execution.Response, err error) error {
+	reason := "unparseable answer"
+	if resp.FinishReason == "length" {
+		reason = "answer cut off at max_tokens"
+	}
+	return &execution.BadResponseError{Reason: reason, Err: err}
+}
+
+// acceptBatch is the engine's check of a batched answer: it needs a findings
+// array; each finding is read (and may fail its own skill) after.
+func acceptBatch(resp *execution.Response) error {
+	if _, err := decodeAnswer[json.RawMessage](resp.Content); err != nil {
+		return badAnswer(resp, err)
 	}
 	return nil
 }
@@ -209,11 +267,10 @@ func policyOf(p execution.Policy, opts Options) Policy {
 		FailOn:             opts.FailOn.String(),
 		ReportOn:           opts.ReportOn.String(),
 		MaxFindings:        opts.MaxFindings,
+		MaxCostUSD:         p.MaxCostUSD,
+		MaxTotalTokens:     p.MaxTotalTokens,
+		BatchSkills:        opts.BatchSkills,
 	}
-}
-
-func attemptCost(rt execution.Route, u execution.Usage) float64 {
-	return (float64(u.PromptTokens)*rt.PriceInputPerMTok + float64(u.CompletionTokens)*rt.PriceOutputPerMTok) / 1e6
 }
 
 // routeStats reports the engine's per-route health, in failover order,
@@ -232,7 +289,7 @@ func routeStats(eng *execution.Engine) []RouteStats {
 			P50MS:        s.P50.Milliseconds(),
 			P95MS:        s.P95.Milliseconds(),
 			CircuitOpens: s.CircuitOpens,
-			CostUSD:      attemptCost(eng.Routes()[i], s.Usage),
+			CostUSD:      eng.Routes()[i].Cost(s.Usage),
 		})
 	}
 	return out

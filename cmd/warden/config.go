@@ -69,6 +69,13 @@ type reviewConfig struct {
 	FailOn         severity `toml:"fail_on"`
 	ReportOn       severity `toml:"report_on"`
 	MaxFindings    *int     `toml:"max_findings"`
+	BatchSkills    bool     `toml:"batch_skills"`
+	// MaxCostUSD and MaxTotalTokens cap the review's spend (0: no cap). The
+	// token cap is max_total_tokens, not max_tokens as issue 7 first named
+	// it: max_tokens already is the completion cap of one answer, and one
+	// name with two meanings in one table would be a trap.
+	MaxCostUSD     float64 `toml:"max_cost_usd"`
+	MaxTotalTokens int     `toml:"max_total_tokens"`
 }
 
 type retryConfig struct {
@@ -96,6 +103,9 @@ type routeConfig struct {
 	IdleTimeout        duration `toml:"idle_timeout"`
 	PriceInputPerMTok  float64  `toml:"price_input_per_mtok"`
 	PriceOutputPerMTok float64  `toml:"price_output_per_mtok"`
+	// PriceCachedInputPerMTok prices prompt tokens served from the
+	// provider's cache; 0 (or unset) bills them at price_input_per_mtok.
+	PriceCachedInputPerMTok float64 `toml:"price_cached_input_per_mtok"`
 
 	line int // where the route starts, for errors found after decoding
 }
@@ -225,6 +235,12 @@ func (c *fileConfig) check(file string) error {
 	if c.Review.MaxTokens < 0 {
 		return bad(0, "review.max_tokens", "must be positive, got %d", c.Review.MaxTokens)
 	}
+	if !(c.Review.MaxCostUSD >= 0) { // also NaN
+		return bad(0, "review.max_cost_usd", "must not be negative, got %g", c.Review.MaxCostUSD)
+	}
+	if c.Review.MaxTotalTokens < 0 {
+		return bad(0, "review.max_total_tokens", "must not be negative, got %d", c.Review.MaxTotalTokens)
+	}
 	if c.Review.MaxFindings != nil && *c.Review.MaxFindings < 0 {
 		return bad(0, "review.max_findings", "must not be negative, got %d", *c.Review.MaxFindings)
 	}
@@ -258,6 +274,8 @@ func (c *fileConfig) check(file string) error {
 			return bad(r.line, key("max_concurrency"), "must be positive, got %d", r.MaxConcurrency)
 		case r.PriceInputPerMTok < 0 || r.PriceOutputPerMTok < 0:
 			return bad(r.line, key("price_input_per_mtok"), "prices must not be negative")
+		case !(r.PriceCachedInputPerMTok >= 0):
+			return bad(r.line, key("price_cached_input_per_mtok"), "must not be negative, got %g", r.PriceCachedInputPerMTok)
 		}
 		if err := checkBaseURL(r.BaseURL); err != nil {
 			return bad(r.line, key("base_url"), "%v", err)
@@ -341,6 +359,7 @@ func (c *fileConfig) policy() execution.Policy {
 	if c.Retry.MaxPerRoute != nil {
 		p.MaxRetriesPerRoute = *c.Retry.MaxPerRoute
 	}
+	p.MaxCostUSD, p.MaxTotalTokens = c.Review.MaxCostUSD, c.Review.MaxTotalTokens
 	return p
 }
 

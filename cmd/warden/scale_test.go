@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// scaleDiff writes a change of n files, each with two hunks of 10 deleted
+// and 10 added lines between 3 context lines: 40 changed lines a file.
+func scaleDiff(w io.Writer, n int) {
+	b := bufio.NewWriter(w)
+	defer b.Flush()
+	for i := range n {
+		var p string
+		switch i % 10 {
+		case 0:
+			p = fmt.Sprintf("docs/d%d/page%d.md", i%50, i)
+		case 1, 2:
+			p = fmt.Sprintf("pkg%d/file%d_test.go", i%50, i)
+		case 3:
+			p = fmt.Sprintf("deploy/env%d/config%d.yaml", i%50, i)
+		case 4:
+			p = fmt.Sprintf("internal/auth%d/token%d.go", i%50, i)
+		default:
+			p = fmt.Sprintf("pkg%d/sub/file%d.go", i%50, i)
+		}
+		fmt.Fprintf(b, "diff --git a/%[1]s b/%[1]s\nindex 1111111..2222222 100644\n--- a/%[1]s\n+++ b/%[1]s\n", p)
+		for h := range 2 {
+			start := 10 + 100*h
+			fmt.Fprintf(b, "@@ -%d,16 +%d,16 @@ func f%d() {\n", start, start, h)
+			for j := range 3 {
+				fmt.Fprintf(b, " \tctx := before(%d) // unchanged line\n", j)
+			}
+			for j := range 10 {
+				fmt.Fprintf(b, "-\tvalue%d := compute(%d, %q)\n", j, j, p)
+			}
+			for j := range 10 {
+				fmt.Fprintf(b, "+\tvalue%d := computeBetter(%d, %q, opts)\n", j, j, p)
+			}
+			for j := range 3 {
+				fmt.Fprintf(b, " \tctx = after(%d) // unchanged line\n", j)
+			}
+		}
+	}
+}
+
+// TestDryRunMemoryChild is the helper process of TestDryRunMemory: it runs
+// the dry run in the directory the parent names and prints its peak RSS.
+func TestDryRunMemoryChild(t *testing.T) {
+	dir := os.Getenv("WARDEN_TEST_MEMORY_DIR")
+	if dir == "" {
+		t.Skip("helper process of TestDryRunMemory")
+	}
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"-C", dir, "review", "--diff", "change.diff", "--dry-run", "--format", "json", "--output", "report.json"},
+		strings.NewReader(""), io.Discard, &stderr, func(string) string { return "" })
+	if code != exitOK {
+		t.Fatalf("dry run: exit %d: %s", code, stderr.String())
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	kb := func(key string) int {
+		for l := range strings.Lines(string(status)) {
+			if v, ok := strings.CutPrefix(l, key+":"); ok {
+				n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+				return n
+			}
+		}
+		return -1
+	}
+	fmt.Printf("warden-memory vmhwm_kb=%d heap_sys_bytes=%d total_alloc_bytes=%d\n", kb("VmHWM"), ms.HeapSys, ms.TotalAlloc)
+}
+
+// TestDryRunMemory runs `warden review --dry-run --format json` over a
+// generated change of 5,000 files and 200,000 changed lines (filters raised
+// so that all of it is planned: 10,000 chunks, 20,000 work items with the
+// two built-in skills) in a child process, and reads the child's peak
+// resident set size (VmHWM in /proc/self/status) after it: at most 200 MB.
+// The child is this test binary, so the figure includes the Go runtime and
+// the test framework.
+func TestDryRunMemory(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("needs /proc/self/status (Linux)")
+	}
+	if testing.Short() {
+		t.Skip("a 20,000-item dry run in a child process")
+	}
+	if raceDetector {
+		t.Skip("the race detector multiplies memory (about 3.5× here) and time: run without -race")
+	}
+	const files, limitMB = 5000, 200
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "change.diff"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaleDiff(f, files)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("[filters]\nmax_files = %d\nmax_changed_lines = %d\n", files, 40*files)
+	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDryRunMemoryChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "WARDEN_TEST_MEMORY_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var hwm, heapSys, total int
+	for l := range strings.Lines(string(out)) {
+		if strings.HasPrefix(l, "warden-memory ") {
+			fmt.Sscanf(l, "warden-memory vmhwm_kb=%d heap_sys_bytes=%d total_alloc_bytes=%d", &hwm, &heapSys, &total)
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil || hwm <= 0 {
+		t.Fatalf("child printed no memory figures (%v):\n%s", err, out)
+	}
+	planned := strings.Count(string(report), `"status": "planned"`)
+	t.Logf("dry run of %d files, %d changed lines, %d planned items: peak RSS %.1f MB, heap from the OS %.1f MB, allocated in all %.1f MB, report %.1f MB",
+		files, 40*files, planned, float64(hwm)/1024, float64(heapSys)/(1<<20), float64(total)/(1<<20), float64(len(report))/(1<<20))
+	if planned != 4*files {
+		t.Errorf("dry run planned %d items, want %d (2 skills × 2 chunks × %d files)", planned, 4*files, files)
+	}
+	if hwm > limitMB*1024 {
+		t.Errorf("dry run peak RSS = %.1f MB, want at most %d MB", float64(hwm)/1024, limitMB)
+	}
+}

@@ -27,6 +27,8 @@ var allowed = map[string][]string{
 		module + "/", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
 		"github.com/pelletier/go-toml/v2", "golang.org/x/term",
 	},
+	"internal/fakegithub": {},
+	"internal/actiontest": {},
 }
 
 // confined third-party modules may appear only in these packages, tests

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/review"
 )
 
 // maxDiffBytes bounds the diff warden reads, so a runaway input fails with
@@ -23,6 +24,10 @@ const maxDiffBytes = 512 << 20
 type change struct {
 	files  []*hunks.File
 	source func(path string) ([]byte, error)
+	// ignored lists paths of the change that could not even be read (the
+	// files API omits the patch of a very large file, and stops at 3,000
+	// files), so the report says they were not reviewed.
+	ignored []review.Ignored
 }
 
 // readChange gets the change the flags name: a diff file or standard input

@@ -44,6 +44,9 @@ type fakeModel struct {
 	severity string
 	status   int    // when non-zero, answer this status with an OpenAI error body
 	content  string // when non-empty, answer this content verbatim
+	// findingsPerAnswer is how many findings each answer has (default 1),
+	// spread over the lines the prompt allows.
+	findingsPerAnswer int
 
 	mu       sync.Mutex
 	requests []chatRequest
@@ -101,10 +104,16 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	if content == "" {
 		sub := linesRE.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content)
 		start, _ := strconv.Atoi(sub[1])
-		answer := map[string]any{"findings": []map[string]any{{
-			"severity": m.severity, "title": "Problem in " + sub[3], "description": "Something is wrong here.",
-			"start_line": start, "end_line": start, "suggestion": "", "confidence": 0.9,
-		}}}
+		end, _ := strconv.Atoi(sub[2])
+		var findings []map[string]any
+		for i := range max(1, m.findingsPerAnswer) {
+			line := start + i%(end-start+1)
+			findings = append(findings, map[string]any{
+				"severity": m.severity, "title": fmt.Sprintf("Problem %d in %s", i, sub[3]), "description": "Something is wrong here.",
+				"start_line": line, "end_line": line, "suggestion": "", "confidence": 0.9,
+			})
+		}
+		answer := map[string]any{"findings": findings}
 		b, _ := json.Marshal(answer)
 		content = string(b)
 	}
@@ -112,9 +121,18 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,
 		"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
 			"message": map[string]any{"role": "assistant", "content": content}}},
-		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+		// About four characters a token, as real tokenizers count code.
+		"usage": map[string]any{"prompt_tokens": promptChars(req) / 4, "completion_tokens": 20, "total_tokens": promptChars(req)/4 + 20},
 	}
 	json.NewEncoder(w).Encode(resp)
+}
+
+func promptChars(req chatRequest) int {
+	n := 0
+	for _, m := range req.Messages {
+		n += len(m.Content)
+	}
+	return n
 }
 
 func (m *fakeModel) calls() int {
@@ -222,7 +240,7 @@ func TestReviewDiffAgainstLoopbackModel(t *testing.T) {
 		t.Errorf("model got %d calls, want one per item (%d)", got, r.Summary.Planned)
 	}
 	for _, f := range r.Findings {
-		if f.Severity != "high" || f.Skill != "code-review" || f.Route != "env" || f.Model != "test-model" || f.StartLine < 1 || !strings.HasPrefix(f.Title, "Problem in "+f.Path) {
+		if f.Severity != "high" || f.Skill != "code-review" || f.Route != "env" || f.Model != "test-model" || f.StartLine < 1 || !strings.HasPrefix(f.Title, "Problem 0 in "+f.Path) {
 			t.Errorf("finding %+v does not carry what the server sent", f)
 		}
 	}
@@ -235,8 +253,12 @@ func TestReviewDiffAgainstLoopbackModel(t *testing.T) {
 			t.Errorf("request %d Authorization = %q, want the key", i, model.auth[i])
 		}
 	}
-	if r.Usage.PromptTokens != 100*r.Summary.Planned {
-		t.Errorf("usage.prompt_tokens = %d, want %d", r.Usage.PromptTokens, 100*r.Summary.Planned)
+	wantTokens := 0
+	for _, req := range model.requests {
+		wantTokens += promptChars(req) / 4
+	}
+	if r.Usage.PromptTokens != wantTokens || r.Usage.CompletionTokens != 20*r.Summary.Planned {
+		t.Errorf("usage = %+v, want %d prompt and %d completion tokens, as the server said", r.Usage, wantTokens, 20*r.Summary.Planned)
 	}
 	if strings.Contains(res.stdout+res.stderr, key) {
 		t.Errorf("the API key appears in warden's output")

@@ -100,79 +100,20 @@ func runReview(e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, &usageError{err}
 	}
-	failOn := review.SeverityHigh
-	if cfg.Review.FailOn.set {
-		failOn = cfg.Review.FailOn.v
-	}
-	if o.failOn.set {
-		failOn = o.failOn.v
-	}
-	reportOn := review.SeverityNone
-	if cfg.Review.ReportOn.set {
-		reportOn = cfg.Review.ReportOn.v
-	}
-	if failOn != review.SeverityNone && reportOn > failOn {
-		return exitUsage, usagef("review.report_on (%s) is above fail_on (%s): a blocking finding would not be reported", reportOn, failOn)
-	}
-	maxFindings := 50
-	if cfg.Review.MaxFindings != nil {
-		maxFindings = *cfg.Review.MaxFindings
-	}
-
-	// The change.
 	ch, err := readChange(e, o)
 	if err != nil {
 		return exitUsage, err
 	}
-	hp, err := hunks.Prepare(ch.files, hunks.Options{
-		Ignore:          cfg.Filters.Ignore,
-		MaxFiles:        cfg.Filters.MaxFiles,
-		MaxChangedLines: cfg.Filters.MaxChangedLines,
-		MaxFileBytes:    cfg.Filters.MaxFileBytes,
-		Source:          ch.source,
-	})
-	if err != nil {
-		return exitUsage, usagef("filters.ignore: %v", err)
-	}
-
-	// The skills.
-	chosen, err := chooseSkills(e, cfg, o.skills)
+	job, err := planReview(e, cfg, ch, reviewSettings{failOn: o.failOn, skills: o.skills, dryRun: o.dryRun, verbose: o.verbose})
 	if err != nil {
 		return exitUsage, err
 	}
-
-	// The routes and the engine.
-	routes, err := buildRoutes(cfg, e.getenv, !o.dryRun)
-	if err != nil {
-		return exitUsage, err
-	}
-	logger := slog.New(slog.DiscardHandler)
-	if o.verbose {
-		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
-	}
-	eng, err := execution.New(routes, cfg.policy(), execution.Options{Logger: logger})
-	if err != nil {
-		return exitUsage, usagef("%v", err)
-	}
-	opts := review.Options{
-		Skills:      chosen,
-		MaxTokens:   cfg.Review.MaxTokens,
-		FailOn:      failOn,
-		ReportOn:    reportOn,
-		MaxFindings: maxFindings,
-	}
-	plan, err := review.NewPlan(hp, eng, opts)
-	if err != nil {
-		return exitUsage, usagef("%v", err)
-	}
-
 	var rep *review.Report
 	if o.dryRun {
-		rep = review.DryRun(plan, eng, opts)
+		rep = review.DryRun(job.plan, job.eng, job.opts)
 	} else {
-		prog := newProgress(e.stderr, len(plan.Items))
-		opts.Progress = prog.update
-		rep = review.Run(e.ctx, plan, eng, opts)
+		prog := newProgress(e.stderr, len(job.plan.Items))
+		rep = job.run(e.ctx, prog.update)
 		prog.finish()
 	}
 	if err := writeReport(e, o, rep); err != nil {
@@ -181,7 +122,116 @@ func runReview(e *env, args []string) (int, error) {
 	if e.ctx.Err() != nil {
 		return exitInterrupted, errInterrupted
 	}
-	return reviewExit(rep, failOn), nil
+	return reviewExit(rep, job.opts.FailOn), nil
+}
+
+// reviewSettings are what the caller (flags, or the Action's inputs) adds
+// to warden.toml for one review.
+type reviewSettings struct {
+	failOn      severityFlag // overrides review.fail_on when set
+	reportOn    severityFlag // overrides review.report_on when set
+	maxFindings *int         // overrides review.max_findings when set
+	skills      []string     // overrides [[skills]] when non-empty
+	change      review.Change
+	dryRun      bool // no key needed: no model is called
+	verbose     bool
+}
+
+// reviewJob is a planned review, ready to run.
+type reviewJob struct {
+	hunks *hunks.Plan
+	plan  *review.Plan
+	eng   *execution.Engine
+	opts  review.Options
+}
+
+func (j *reviewJob) run(ctx context.Context, progress func(done, total int)) *review.Report {
+	opts := j.opts
+	opts.Progress = progress
+	return review.Run(ctx, j.plan, j.eng, opts)
+}
+
+// planReview turns configuration, settings and the change into a planned
+// review: filters and chunks, skills, routes, engine and work items. Every
+// error is the user's input and names it.
+func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*reviewJob, error) {
+	failOn := review.SeverityHigh
+	if cfg.Review.FailOn.set {
+		failOn = cfg.Review.FailOn.v
+	}
+	if s.failOn.set {
+		failOn = s.failOn.v
+	}
+	reportOn := review.SeverityNone
+	if cfg.Review.ReportOn.set {
+		reportOn = cfg.Review.ReportOn.v
+	}
+	if s.reportOn.set {
+		reportOn = s.reportOn.v
+	}
+	if failOn != review.SeverityNone && reportOn > failOn {
+		return nil, usagef("report_on (%s) is above fail_on (%s): a blocking finding would not be reported", reportOn, failOn)
+	}
+	maxFindings := 50
+	if cfg.Review.MaxFindings != nil {
+		maxFindings = *cfg.Review.MaxFindings
+	}
+	if s.maxFindings != nil {
+		maxFindings = *s.maxFindings
+	}
+
+	hp, err := hunks.Prepare(ch.files, hunks.Options{
+		Ignore:          cfg.Filters.Ignore,
+		MaxFiles:        cfg.Filters.MaxFiles,
+		MaxChangedLines: cfg.Filters.MaxChangedLines,
+		MaxFileBytes:    cfg.Filters.MaxFileBytes,
+		Source:          ch.source,
+	})
+	if err != nil {
+		return nil, usagef("filters.ignore: %v", err)
+	}
+	chosen, err := chooseSkills(e, cfg, s.skills)
+	if err != nil {
+		return nil, err
+	}
+	routes, err := buildRoutes(cfg, e.getenv, !s.dryRun)
+	if err != nil {
+		return nil, err
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if s.verbose {
+		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
+	}
+	eng, err := execution.New(routes, cfg.policy(), execution.Options{Logger: logger})
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	opts := review.Options{
+		Skills:      chosen,
+		Change:      s.change,
+		MaxTokens:   cfg.Review.MaxTokens,
+		FailOn:      failOn,
+		ReportOn:    reportOn,
+		MaxFindings: maxFindings,
+		BatchSkills: cfg.Review.BatchSkills,
+	}
+	plan, err := review.NewPlan(hp, eng, opts)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	plan.Ignored = append(plan.Ignored, ch.ignored...)
+	return &reviewJob{hunks: hp, plan: plan, eng: eng, opts: opts}, nil
+}
+
+// actionExit is the Action's exit code: as reviewExit, except that an
+// incomplete review fails the step only when fail-on-incomplete is set (the
+// check run already says it is incomplete).
+func actionExit(r *review.Report, failOn review.Severity, failOnIncomplete bool) int {
+	code := reviewExit(r, failOn)
+	if code == exitIncomplete && !failOnIncomplete {
+		return exitOK
+	}
+	return code
 }
 
 // reviewExit is the exit code of a finished review (DESIGN.md §5).
@@ -307,7 +357,7 @@ func buildRoutes(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]
 		if rc.APIKeyEnv != "" {
 			key = execution.Secret(getenv(rc.APIKeyEnv))
 			if key == "" && needKeys {
-				return nil, usagef("route %q: environment variable %s is not set (it holds the route's API key)", rc.Name, rc.APIKeyEnv)
+				return nil, &usageError{&missingKeyError{route: rc.Name, env: rc.APIKeyEnv}}
 			}
 		}
 		p, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: key})
@@ -330,9 +380,18 @@ func buildRoutes(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]
 			IdleTimeout:        time.Duration(rc.IdleTimeout),
 			PriceInputPerMTok:  rc.PriceInputPerMTok,
 			PriceOutputPerMTok: rc.PriceOutputPerMTok,
+			// 0 bills cached tokens at the input price (execution.Route.Cost).
+			PriceCachedInputPerMTok: rc.PriceCachedInputPerMTok,
 		}
 	}
 	return routes, nil
+}
+
+// missingKeyError is a route whose key variable is unset.
+type missingKeyError struct{ route, env string }
+
+func (e *missingKeyError) Error() string {
+	return fmt.Sprintf("route %q: environment variable %s is not set (it holds the route's API key)", e.route, e.env)
 }
 
 // noProvider stands in for a route in a dry run without one; it is never

@@ -51,6 +51,7 @@ const usage = `usage: warden [-C DIR] <command> [flags]
 
 commands:
   review     review a change (the default outside GitHub Actions)
+  action     the GitHub Action entry point (the default when GITHUB_ACTIONS=true)
   skills     list or validate review skills: warden skills list|validate [DIR]
   version    print the version
 
@@ -100,9 +101,7 @@ func dispatch(e *env, args []string) (int, error) {
 		fmt.Fprintf(e.stdout, "warden %s\n", version)
 		return exitOK, nil
 	case "action":
-		// Not built yet: refusing is honest, running a local review of
-		// an empty working tree and reporting success would not be.
-		return exitUsage, errors.New("the GitHub Action entry point ('warden action') is not available in this version; run 'warden review'")
+		return exitCode(runAction(e, args))
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return exitOK, nil

@@ -1,0 +1,249 @@
+package fakegithub
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// CheckRun is the fake's state of one check run.
+type CheckRun struct {
+	ID                   int64
+	Name, HeadSHA        string
+	Status, Conclusion   string
+	DetailsURL           string
+	Title, Summary, Text string
+	// Annotations holds every annotation received, appended request by
+	// request as GitHub does.
+	Annotations []Annotation
+	// Updates counts the accepted update requests.
+	Updates int
+}
+
+// Annotation is one check-run annotation.
+type Annotation struct {
+	Path            string `json:"path"`
+	StartLine       int    `json:"start_line"`
+	EndLine         int    `json:"end_line"`
+	StartColumn     *int   `json:"start_column,omitempty"`
+	EndColumn       *int   `json:"end_column,omitempty"`
+	AnnotationLevel string `json:"annotation_level"`
+	Message         string `json:"message"`
+	Title           string `json:"title,omitempty"`
+	RawDetails      string `json:"raw_details,omitempty"`
+}
+
+// The check-run enums GitHub accepts.
+var (
+	Statuses    = []string{"queued", "in_progress", "completed", "waiting", "requested", "pending"}
+	Conclusions = []string{"action_required", "cancelled", "failure", "neutral", "success", "skipped", "timed_out"}
+	levels      = []string{"notice", "warning", "failure"}
+)
+
+// CheckRuns returns copies of every check run, in creation order.
+func (s *Server) CheckRuns() []CheckRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]CheckRun, len(s.checkRuns))
+	for i, c := range s.checkRuns {
+		out[i] = *c
+		out[i].Annotations = slices.Clone(c.Annotations)
+	}
+	return out
+}
+
+// CheckRun returns a copy of check run id.
+func (s *Server) CheckRun(id int64) (CheckRun, bool) {
+	for _, c := range s.CheckRuns() {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return CheckRun{}, false
+}
+
+type checkRunBody struct {
+	Name        *string         `json:"name"`
+	HeadSHA     *string         `json:"head_sha"`
+	DetailsURL  *string         `json:"details_url"`
+	Status      *string         `json:"status"`
+	Conclusion  *string         `json:"conclusion"`
+	StartedAt   *string         `json:"started_at"`
+	CompletedAt *string         `json:"completed_at"`
+	Output      *checkRunOutput `json:"output"`
+}
+
+type checkRunOutput struct {
+	Title       *string      `json:"title"`
+	Summary     *string      `json:"summary"`
+	Text        *string      `json:"text"`
+	Annotations []Annotation `json:"annotations"`
+}
+
+// validate returns GitHub's 422 text for what it rejects in a check-run
+// body, "" when the body is fine. GitHub phrases these "Invalid
+// request.\n\n..." (reviewdog: "Only 65535 characters are allowed; 250684
+// were supplied"; qiniu/reviewbot#258: "No more than 50 items are allowed;
+// 143 were supplied").
+func (b *checkRunBody) validate(create bool) string {
+	if create && (b.Name == nil || *b.Name == "") {
+		return `"name" wasn't supplied.`
+	}
+	if create && (b.HeadSHA == nil || *b.HeadSHA == "") {
+		return `"head_sha" wasn't supplied.`
+	}
+	if b.Status != nil && !slices.Contains(Statuses, *b.Status) {
+		return fmt.Sprintf("%q is not a member of %q.", *b.Status, Statuses)
+	}
+	if b.Conclusion != nil && !slices.Contains(Conclusions, *b.Conclusion) {
+		return fmt.Sprintf("%q is not a member of %q.", *b.Conclusion, Conclusions)
+	}
+	if b.Status != nil && *b.Status == "completed" && b.Conclusion == nil {
+		return `"conclusion" wasn't supplied.`
+	}
+	if o := b.Output; o != nil {
+		if o.Title == nil {
+			return `"title" wasn't supplied.`
+		}
+		if o.Summary == nil {
+			return `"summary" wasn't supplied.`
+		}
+		for _, t := range []*string{o.Summary, o.Text} {
+			if t != nil && utf8.RuneCountInString(*t) > MaxOutputText {
+				return fmt.Sprintf("Only %d characters are allowed; %d were supplied.", MaxOutputText, utf8.RuneCountInString(*t))
+			}
+		}
+		if len(o.Annotations) > MaxAnnotations {
+			return fmt.Sprintf("No more than %d items are allowed; %d were supplied.", MaxAnnotations, len(o.Annotations))
+		}
+		for i, a := range o.Annotations {
+			switch {
+			case a.Path == "":
+				return fmt.Sprintf(`"path" wasn't supplied for annotation %d.`, i)
+			case a.StartLine < 1 || a.EndLine < a.StartLine:
+				return fmt.Sprintf("annotation %d: start_line %d and end_line %d are not a range of lines.", i, a.StartLine, a.EndLine)
+			case !slices.Contains(levels, a.AnnotationLevel):
+				return fmt.Sprintf("%q is not a member of %q.", a.AnnotationLevel, levels)
+			case a.Message == "":
+				return fmt.Sprintf(`"message" wasn't supplied for annotation %d.`, i)
+			case len(a.Message) > 64*1024 || len(a.RawDetails) > 64*1024:
+				return fmt.Sprintf("annotation %d: message and raw_details may be at most 64 KB.", i)
+			case utf8.RuneCountInString(a.Title) > 255:
+				return fmt.Sprintf("annotation %d: title may be at most 255 characters.", i)
+			case (a.StartColumn != nil || a.EndColumn != nil) && a.StartLine != a.EndLine:
+				return fmt.Sprintf("annotation %d: start_column and end_column need start_line == end_line.", i)
+			}
+		}
+	}
+	return ""
+}
+
+func (s *Server) decodeCheckRun(w http.ResponseWriter, r *http.Request, route string, create bool) (*checkRunBody, bool) {
+	var b checkRunBody
+	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+		s.errorJSON(w, r, http.StatusBadRequest, "Problems parsing JSON", nil, docsURL(route))
+		return nil, false
+	}
+	if msg := b.validate(create); msg != "" {
+		s.unprocessable(w, r, route, "Invalid request.\n\n"+msg)
+		return nil, false
+	}
+	return &b, true
+}
+
+func (s *Server) createCheckRun(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.decodeCheckRun(w, r, RouteCreateCheckRun, true)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	c := &CheckRun{ID: s.id(), Name: *b.Name, HeadSHA: *b.HeadSHA, Status: "queued"}
+	c.apply(b)
+	s.checkRuns = append(s.checkRuns, c)
+	out := c.json(s.Owner, s.Repo)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) updateCheckRun(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("check_run_id"), 10, 64)
+	s.mu.Lock()
+	i := slices.IndexFunc(s.checkRuns, func(c *CheckRun) bool { return c.ID == id })
+	s.mu.Unlock()
+	if i < 0 {
+		s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, docsURL(RouteUpdateCheckRun))
+		return
+	}
+	b, ok := s.decodeCheckRun(w, r, RouteUpdateCheckRun, false)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	c := s.checkRuns[i]
+	if b.Name != nil && *b.Name != "" {
+		c.Name = *b.Name
+	}
+	c.apply(b)
+	c.Updates++
+	out := c.json(s.Owner, s.Repo)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (c *CheckRun) apply(b *checkRunBody) {
+	if b.Status != nil {
+		c.Status = *b.Status
+	}
+	if b.Conclusion != nil {
+		// "Providing conclusion will automatically set the status parameter
+		// to completed."
+		c.Conclusion, c.Status = *b.Conclusion, "completed"
+	}
+	if b.DetailsURL != nil {
+		c.DetailsURL = *b.DetailsURL
+	}
+	if o := b.Output; o != nil {
+		c.Title, c.Summary = *o.Title, *o.Summary
+		if o.Text != nil {
+			c.Text = *o.Text
+		}
+		c.Annotations = append(c.Annotations, o.Annotations...)
+	}
+}
+
+func (s *Server) getCheckRun(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("check_run_id"), 10, 64)
+	c, ok := s.CheckRun(id)
+	if !ok {
+		s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest/checks/runs#get-a-check-run")
+		return
+	}
+	writeJSON(w, http.StatusOK, c.json(s.Owner, s.Repo))
+}
+
+func (c *CheckRun) json(owner, repo string) map[string]any {
+	m := map[string]any{
+		"id":         c.ID,
+		"name":       c.Name,
+		"head_sha":   c.HeadSHA,
+		"status":     c.Status,
+		"conclusion": nil,
+		"html_url":   fmt.Sprintf("https://github.com/%s/%s/runs/%d", owner, repo, c.ID),
+		"output": map[string]any{
+			"title":             c.Title,
+			"summary":           c.Summary,
+			"text":              c.Text,
+			"annotations_count": len(c.Annotations),
+		},
+	}
+	if c.Conclusion != "" {
+		m["conclusion"] = c.Conclusion
+	}
+	if c.DetailsURL != "" {
+		m["details_url"] = c.DetailsURL
+	}
+	return m
+}

@@ -1,0 +1,455 @@
+package fakegithub
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The routes the fake serves, as GitHub's REST docs name them. Fail and
+// Request.Route use these strings.
+const (
+	RouteCreateCheckRun     = "POST /repos/{owner}/{repo}/check-runs"
+	RouteUpdateCheckRun     = "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}"
+	RouteGetCheckRun        = "GET /repos/{owner}/{repo}/check-runs/{check_run_id}"
+	RouteGetPullRequest     = "GET /repos/{owner}/{repo}/pulls/{pull_number}"
+	RouteListFiles          = "GET /repos/{owner}/{repo}/pulls/{pull_number}/files"
+	RouteListReviewComments = "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments"
+	RouteListReviews        = "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews"
+	RouteCreateReview       = "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews"
+)
+
+// Routes lists every route the fake serves.
+var Routes = []string{
+	RouteCreateCheckRun, RouteUpdateCheckRun, RouteGetCheckRun, RouteGetPullRequest,
+	RouteListFiles, RouteListReviewComments, RouteListReviews, RouteCreateReview,
+}
+
+// Limits GitHub enforces and the fake checks, with GitHub's words.
+const (
+	// MaxAnnotations per request: "The Checks API limits the number of
+	// annotations to a maximum of 50 per API request."
+	MaxAnnotations = 50
+	// MaxOutputText for output.summary and output.text: "Maximum length:
+	// 65535 characters." Counted in characters (runes).
+	MaxOutputText = 65535
+	// MaxBody for review and comment bodies: "Body is too long (maximum is
+	// 65536 characters)". Counted in characters (runes).
+	MaxBody = 65536
+	// MaxFiles listed for a pull request: "Responses include a maximum of
+	// 3000 files."
+	MaxFiles = 3000
+)
+
+// GitHub's 422 texts for review comments outside the diff.
+const (
+	MsgLineNotInDiff  = "Pull request review thread line must be part of the diff"
+	MsgStartSameHunk  = "Pull request review thread start line must be part of the same hunk as the line."
+	MsgNoWriteAccess  = "Resource not accessible by integration"
+	MsgBadCredentials = "Bad credentials"
+)
+
+// Default tokens New sets.
+const (
+	DefaultToken         = "ghs_fakeWriteToken0123456789"
+	DefaultReadOnlyToken = "ghs_fakeReadOnlyToken0123456789"
+)
+
+// Server is the fake. Set its exported fields before serving; add state
+// with the Add methods at any time. It is safe for concurrent use.
+type Server struct {
+	// Owner and Repo name the one repository that exists; others are 404.
+	Owner, Repo string
+	// Token may read and write; ReadOnlyToken may only read (like a fork
+	// pull request's GITHUB_TOKEN): its writes get 403 "Resource not
+	// accessible by integration". Both are accepted as "Bearer <t>" or
+	// "token <t>"; anything else is 401.
+	Token, ReadOnlyToken string
+	// EchoAuthorization makes every error body quote the request's
+	// Authorization header, as a careless proxy might, to test that clients
+	// never pass it on.
+	EchoAuthorization bool
+	// Now stamps created objects; nil means time.Now.
+	Now func() time.Time
+
+	mu        sync.Mutex
+	nextID    int64
+	checkRuns []*CheckRun
+	pulls     map[int]*PullRequest
+	reviews   map[int][]Review
+	comments  map[int][]ReviewComment
+	faults    map[string][]*Fault
+	requests  []Request
+	mux       *http.ServeMux
+	muxOnce   sync.Once
+}
+
+// New returns a fake for owner/repo with DefaultToken and
+// DefaultReadOnlyToken.
+func New(owner, repo string) *Server {
+	return &Server{Owner: owner, Repo: repo, Token: DefaultToken, ReadOnlyToken: DefaultReadOnlyToken}
+}
+
+// Start serves s on a loopback httptest server closed at the end of the
+// test. Its URL is the API root for api.github.com style clients; URL +
+// "/api/v3" works too.
+func (s *Server) Start(tb testing.TB) *httptest.Server {
+	tb.Helper()
+	ts := httptest.NewServer(s)
+	tb.Cleanup(ts.Close)
+	return ts
+}
+
+// Transport returns an in-memory http.RoundTripper that hands each request
+// to s, for tests under testing/synctest (no sockets, virtual time). Use it
+// with any base URL, e.g. http://fake.invalid/.
+func (s *Server) Transport() http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		rec := httptest.NewRecorder()
+		r := req.Clone(req.Context())
+		if r.Body == nil {
+			r.Body = http.NoBody
+		}
+		r.RequestURI = r.URL.RequestURI()
+		s.ServeHTTP(rec, r)
+		resp := rec.Result()
+		resp.Request = req
+		return resp, nil
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Fault scripts an answer to a route instead of the real one.
+type Fault struct {
+	// Status is the HTTP status: 403 or 429 for rate limits, 5xx for server
+	// errors, anything else to taste.
+	Status int
+	// RetryAfter is the Retry-After header ("60"); empty for none. A 403 or
+	// 429 with it is a secondary rate limit, with GitHub's body
+	// (documentation_url ending in "secondary-rate-limits").
+	RetryAfter string
+	// RateLimitReset, when set, adds "x-ratelimit-remaining: 0" and
+	// "x-ratelimit-reset" (Unix seconds): a primary rate limit.
+	RateLimitReset time.Time
+	// Message replaces the default message.
+	Message string
+	// Times is how many requests the fault answers; <= 0 means 1.
+	Times int
+}
+
+// Fail scripts route (one of Routes) to answer f for its next f.Times
+// requests, after earlier faults for the same route. It panics on an unknown
+// route.
+func (s *Server) Fail(route string, f Fault) {
+	if !slices.Contains(Routes, route) {
+		panic(fmt.Sprintf("fakegithub: unknown route %q; want one of %q", route, Routes))
+	}
+	if f.Times <= 0 {
+		f.Times = 1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.faults == nil {
+		s.faults = map[string][]*Fault{}
+	}
+	s.faults[route] = append(s.faults[route], &f)
+}
+
+// Request is one recorded request.
+type Request struct {
+	Method string
+	// Path is the URL path without the GitHub Enterprise prefix.
+	Path string
+	// Enterprise is set when the request came under /api/v3/.
+	Enterprise bool
+	// Route is the matched route (one of Routes), "" when none matched.
+	Route string
+	Query url.Values
+	// Header is the request's header without Authorization.
+	Header http.Header
+	// Body is the JSON body; nil when empty.
+	Body json.RawMessage
+	// Status is what the fake answered.
+	Status int
+}
+
+// Requests returns every request so far, in arrival order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// RequestsTo returns the requests that matched route.
+func (s *Server) RequestsTo(route string) []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Route == route {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.muxOnce.Do(s.routes)
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	rec := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone()}
+	rec.Header.Del("Authorization")
+	if len(bytes.TrimSpace(body)) > 0 {
+		if json.Valid(body) {
+			rec.Body = json.RawMessage(body)
+		} else {
+			rec.Body, _ = json.Marshal(string(body))
+		}
+	}
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	if p, ok := strings.CutPrefix(r.URL.Path, "/api/v3/"); ok {
+		rec.Enterprise = true
+		rec.Path = "/" + p
+		r2.URL.Path = rec.Path
+		r2.URL.RawPath = ""
+	}
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	s.mux.ServeHTTP(sw, r2)
+	rec.Route = r2.Pattern
+	rec.Status = sw.status
+	s.mu.Lock()
+	s.requests = append(s.requests, rec)
+	s.mu.Unlock()
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (s *Server) routes() {
+	s.mux = http.NewServeMux()
+	s.handle(RouteCreateCheckRun, true, s.createCheckRun)
+	s.handle(RouteUpdateCheckRun, true, s.updateCheckRun)
+	s.handle(RouteGetCheckRun, false, s.getCheckRun)
+	s.handle(RouteGetPullRequest, false, s.getPullRequest)
+	s.handle(RouteListFiles, false, s.listFiles)
+	s.handle(RouteListReviewComments, false, s.listReviewComments)
+	s.handle(RouteListReviews, false, s.listReviews)
+	s.handle(RouteCreateReview, true, s.createReview)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest")
+	})
+}
+
+// handle registers h behind what every GitHub route does first:
+// authentication (401), scripted faults, the repository (404) and write
+// permission (403).
+func (s *Server) handle(route string, write bool, h http.HandlerFunc) {
+	s.mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) {
+		access := s.access(r.Header.Get("Authorization"))
+		if access == noAccess {
+			s.errorJSON(w, r, http.StatusUnauthorized, MsgBadCredentials, nil, "https://docs.github.com/rest")
+			return
+		}
+		if s.fault(w, r, route) {
+			return
+		}
+		if r.PathValue("owner") != s.Owner || r.PathValue("repo") != s.Repo {
+			s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest")
+			return
+		}
+		if write && access != readWrite {
+			s.errorJSON(w, r, http.StatusForbidden, MsgNoWriteAccess, nil, docsURL(route))
+			return
+		}
+		h(w, r)
+	})
+}
+
+type accessLevel int
+
+const (
+	noAccess accessLevel = iota
+	readOnly
+	readWrite
+)
+
+func (s *Server) access(auth string) accessLevel {
+	scheme, tok, ok := strings.Cut(auth, " ")
+	if !ok || (!strings.EqualFold(scheme, "bearer") && !strings.EqualFold(scheme, "token")) || tok == "" {
+		return noAccess
+	}
+	switch tok {
+	case s.Token:
+		return readWrite
+	case s.ReadOnlyToken:
+		return readOnly
+	}
+	return noAccess
+}
+
+// fault answers r with the next scripted fault for route, if any.
+func (s *Server) fault(w http.ResponseWriter, r *http.Request, route string) bool {
+	s.mu.Lock()
+	q := s.faults[route]
+	if len(q) == 0 {
+		s.mu.Unlock()
+		return false
+	}
+	f := *q[0]
+	q[0].Times--
+	if q[0].Times <= 0 {
+		s.faults[route] = q[1:]
+	}
+	s.mu.Unlock()
+
+	msg, doc := f.Message, "https://docs.github.com/rest"
+	switch {
+	case f.RetryAfter != "":
+		w.Header().Set("Retry-After", f.RetryAfter)
+		if msg == "" {
+			msg = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+		}
+		doc = "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits"
+	case !f.RateLimitReset.IsZero():
+		if msg == "" {
+			msg = "API rate limit exceeded for installation ID 1."
+		}
+		doc = "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-the-primary-rate-limit"
+	case msg == "" && f.Status >= 500:
+		msg = "Server Error"
+	case msg == "":
+		msg = http.StatusText(f.Status)
+	}
+	if !f.RateLimitReset.IsZero() {
+		w.Header().Set("X-RateLimit-Limit", "1000")
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Used", "1000")
+		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(f.RateLimitReset.Unix(), 10))
+	}
+	s.errorJSON(w, r, f.Status, msg, nil, doc)
+	return true
+}
+
+// errorJSON writes GitHub's error shape: {"message", "errors",
+// "documentation_url", "status"}.
+func (s *Server) errorJSON(w http.ResponseWriter, r *http.Request, status int, msg string, errs []string, doc string) {
+	if s.EchoAuthorization {
+		msg += " (request Authorization: " + r.Header.Get("Authorization") + ")"
+		for i := range errs {
+			errs[i] += " [" + r.Header.Get("Authorization") + "]"
+		}
+	}
+	body := map[string]any{"message": msg, "documentation_url": doc, "status": strconv.Itoa(status)}
+	if errs != nil {
+		body["errors"] = errs
+	}
+	writeJSON(w, status, body)
+}
+
+// unprocessable is GitHub's 422 for a rejected body.
+func (s *Server) unprocessable(w http.ResponseWriter, r *http.Request, route string, msg string, errs ...string) {
+	s.errorJSON(w, r, http.StatusUnprocessableEntity, msg, errs, docsURL(route))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+func docsURL(route string) string {
+	switch route {
+	case RouteCreateCheckRun:
+		return "https://docs.github.com/rest/checks/runs#create-a-check-run"
+	case RouteUpdateCheckRun:
+		return "https://docs.github.com/rest/checks/runs#update-a-check-run"
+	case RouteCreateReview:
+		return "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request"
+	}
+	return "https://docs.github.com/rest"
+}
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Server) id() int64 {
+	s.nextID++
+	return s.nextID
+}
+
+// paginate serves items page by page like GitHub: per_page (default 30,
+// at most 100) and page (from 1), with a Link header for the next and last
+// pages.
+func paginate[T any](w http.ResponseWriter, r *http.Request, items []T) {
+	per := 30
+	if v, err := strconv.Atoi(r.URL.Query().Get("per_page")); err == nil && v > 0 {
+		per = min(v, 100)
+	}
+	page := 1
+	if v, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && v > 0 {
+		page = v
+	}
+	last := max(1, (len(items)+per-1)/per)
+	lo := min(len(items), (page-1)*per)
+	hi := min(len(items), lo+per)
+	link := func(p int, rel string) string {
+		u := url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path}
+		if u.Host == "" {
+			u.Host = "fake.invalid"
+		}
+		q := r.URL.Query()
+		q.Set("page", strconv.Itoa(p))
+		q.Set("per_page", strconv.Itoa(per))
+		u.RawQuery = q.Encode()
+		return fmt.Sprintf("<%s>; rel=%q", u.String(), rel)
+	}
+	var links []string
+	if page < last {
+		links = append(links, link(page+1, "next"), link(last, "last"))
+	}
+	if page > 1 {
+		links = append(links, link(1, "first"), link(page-1, "prev"))
+	}
+	if len(links) > 0 {
+		w.Header().Set("Link", strings.Join(links, ", "))
+	}
+	out := items[lo:hi]
+	if out == nil {
+		out = []T{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}

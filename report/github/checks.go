@@ -1,0 +1,228 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	gh "github.com/google/go-github/v62/github"
+
+	"github.com/org/warden/review"
+)
+
+// MaxOutputText caps output.summary and output.text: "Maximum length: 65535
+// characters" (ChecksCreateRequestOutput in github/rest-api-description);
+// GitHub answers 422 "Only 65535 characters are allowed; 250684 were
+// supplied" above it (reviewdog service/github/check.go). It is measured in
+// bytes here, which is never less than the count of characters in any unit,
+// so a cut text always fits.
+const MaxOutputText = 65535
+
+// MaxAnnotationsPerRequest: "The Checks API limits the number of
+// annotations to a maximum of 50 per API request. To create more than 50
+// annotations, you have to make multiple requests to the Update a check run
+// endpoint. Each time you update the check run, annotations are appended"
+// (REST docs, output.annotations). Above it GitHub answers 422 "No more than
+// 50 items are allowed; 143 were supplied" (qiniu/reviewbot#258).
+const MaxAnnotationsPerRequest = 50
+
+// Annotation field limits, from the REST docs of the annotations object:
+// message and raw_details "The maximum size is 64 KB", title "The maximum
+// size is 255 characters".
+const (
+	maxAnnotationMessage = 64 * 1024
+	maxAnnotationTitle   = 255
+)
+
+// CheckOutput is what a completed check run shows.
+type CheckOutput struct {
+	// Conclusion is one of Conclusions; see Conclusion.
+	Conclusion string
+	// Title is the one-line result; see Title. Cut to MaxTitle bytes.
+	Title string
+	// Summary is Markdown, cut to MaxOutputText bytes with a note when
+	// longer.
+	Summary string
+	// Annotations become check-run annotations: the first
+	// MaxAnnotationsPerRequest with the completion, the rest in follow-up
+	// updates, which GitHub appends. Findings without a path are skipped
+	// (they remain in the summary).
+	Annotations []review.Finding
+	// DetailsURL links the check run to, e.g., the workflow run.
+	DetailsURL string
+}
+
+// CreateCheckRun creates the check run name on headSHA with status
+// in_progress and returns its id.
+func (c *Client) CreateCheckRun(ctx context.Context, name, headSHA string) (int64, error) {
+	const op = "create check run"
+	if name == "" || headSHA == "" {
+		return 0, fmt.Errorf("%s: name and head SHA are required", op)
+	}
+	// GitHub API docs: https://docs.github.com/rest/checks/runs#create-a-check-run
+	run, _, err := c.gh.Checks.CreateCheckRun(ctx, c.owner, c.repo, gh.CreateCheckRunOptions{
+		Name:    name,
+		HeadSHA: headSHA,
+		Status:  gh.String("in_progress"),
+	})
+	if err != nil {
+		return 0, c.fail(op, true, err)
+	}
+	return run.GetID(), nil
+}
+
+// checkRunUpdate is the body of "Update a check run". go-github's
+// UpdateCheckRunOptions always sends "name", which would rename the run
+// when empty; this sends only what is set.
+type checkRunUpdate struct {
+	Status     string          `json:"status,omitempty"`
+	Conclusion string          `json:"conclusion,omitempty"`
+	DetailsURL string          `json:"details_url,omitempty"`
+	Output     *checkRunOutput `json:"output,omitempty"`
+}
+
+type checkRunOutput struct {
+	Title       string                   `json:"title"`
+	Summary     string                   `json:"summary"`
+	Annotations []*gh.CheckRunAnnotation `json:"annotations,omitempty"`
+}
+
+// CompleteCheckRun completes check run id with out: the conclusion, title,
+// summary and the first MaxAnnotationsPerRequest annotations in one update,
+// then the remaining annotations in follow-up updates of at most
+// MaxAnnotationsPerRequest each. An error in a follow-up leaves the run
+// completed; the error says how many annotations were sent.
+func (c *Client) CompleteCheckRun(ctx context.Context, id int64, out CheckOutput) error {
+	const op = "complete check run"
+	if !slices.Contains(Conclusions, out.Conclusion) {
+		return fmt.Errorf("%s: conclusion %q is not one of %s", op, out.Conclusion, strings.Join(Conclusions, ", "))
+	}
+	title := clipTitle(out.Title)
+	if title == "" {
+		title = out.Conclusion
+	}
+	summary := clipText(out.Summary, MaxOutputText,
+		"\n\n_(summary cut: GitHub allows at most 65,535 characters)_\n")
+	anns := annotations(out.Annotations)
+	if n := len(out.Annotations) - len(anns); n > 0 {
+		c.log.Warn("findings without a path are not annotated", "count", n)
+	}
+	first, rest := anns, [][]*gh.CheckRunAnnotation(nil)
+	if len(anns) > MaxAnnotationsPerRequest {
+		first = anns[:MaxAnnotationsPerRequest]
+		rest = slices.Collect(slices.Chunk(anns[MaxAnnotationsPerRequest:], MaxAnnotationsPerRequest))
+	}
+	body := checkRunUpdate{
+		Status:     "completed",
+		Conclusion: out.Conclusion,
+		DetailsURL: out.DetailsURL,
+		Output:     &checkRunOutput{Title: title, Summary: summary, Annotations: first},
+	}
+	// GitHub API docs: https://docs.github.com/rest/checks/runs#update-a-check-run
+	if err := c.updateCheckRun(ctx, id, body); err != nil {
+		return c.fail(op, true, err)
+	}
+	sent := len(first)
+	for _, chunk := range rest {
+		// Follow-ups repeat title and summary, which output requires, and
+		// add annotations, which GitHub appends.
+		// GitHub API docs: https://docs.github.com/rest/checks/runs#update-a-check-run
+		err := c.updateCheckRun(ctx, id, checkRunUpdate{
+			Output: &checkRunOutput{Title: title, Summary: summary, Annotations: chunk},
+		})
+		if err != nil {
+			return c.fail(fmt.Sprintf("%s: add annotations (%d of %d sent)", op, sent, len(anns)), true, err)
+		}
+		sent += len(chunk)
+	}
+	return nil
+}
+
+func (c *Client) updateCheckRun(ctx context.Context, id int64, body checkRunUpdate) error {
+	u := fmt.Sprintf("repos/%s/%s/check-runs/%d", c.owner, c.repo, id)
+	req, err := c.gh.NewRequest(http.MethodPatch, u, body)
+	if err != nil {
+		return err
+	}
+	_, err = c.gh.Do(ctx, req, nil)
+	return err
+}
+
+// annotations turns findings into check-run annotations, most severe first:
+// critical and high are failures, medium and low warnings, info notices.
+func annotations(fs []review.Finding) []*gh.CheckRunAnnotation {
+	var out []*gh.CheckRunAnnotation
+	for _, f := range sortedBySeverity(fs) {
+		path := strings.TrimPrefix(strings.TrimSpace(f.Path), "./")
+		if path == "" {
+			continue
+		}
+		start, end := lines(f)
+		if start == 0 {
+			start, end = 1, 1 // a finding about the whole file
+		}
+		title := clipBytes(fmt.Sprintf("[%s] %s", f.Severity, oneLine(f.Title)), maxAnnotationTitle, "…")
+		msg := stripControls(f.Description)
+		if msg == "" {
+			msg = oneLine(f.Title)
+		}
+		a := &gh.CheckRunAnnotation{
+			Path:            gh.String(path),
+			StartLine:       gh.Int(start),
+			EndLine:         gh.Int(end),
+			AnnotationLevel: gh.String(annotationLevel(f.Severity)),
+			Title:           gh.String(title),
+			Message:         gh.String(clipBytes(msg, maxAnnotationMessage, "…")),
+		}
+		if f.Suggestion != "" {
+			a.RawDetails = gh.String(clipBytes("Suggested replacement:\n"+stripControls(f.Suggestion), maxAnnotationMessage, "…"))
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func annotationLevel(s review.Severity) string {
+	switch {
+	case s >= review.SeverityHigh:
+		return "failure"
+	case s >= review.SeverityLow:
+		return "warning"
+	}
+	return "notice"
+}
+
+// lines normalizes a finding's line range: start 0 means "no line"; end is
+// at least start.
+func lines(f review.Finding) (start, end int) {
+	if f.StartLine <= 0 {
+		return 0, 0
+	}
+	return f.StartLine, max(f.StartLine, f.EndLine)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(stripControls(s)), " ") }
+
+func sortedBySeverity(fs []review.Finding) []review.Finding {
+	out := slices.Clone(fs)
+	slices.SortStableFunc(out, func(a, b review.Finding) int { return int(b.Severity - a.Severity) })
+	return out
+}
+
+// clipText cuts s to at most n bytes, ending with note, on a rune boundary
+// and, when possible, at a line end.
+func clipText(s string, n int, note string) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := clipBytes(s, max(0, n-len(note)), "")
+	if i := strings.LastIndexByte(cut, '\n'); i > len(cut)/2 {
+		cut = cut[:i]
+	}
+	for len(closeFences(cut))+len(note) > n && cut != "" {
+		cut = clipBytes(cut, max(0, len(cut)-64), "")
+	}
+	return closeFences(cut) + note
+}

@@ -1,0 +1,312 @@
+package github
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/org/warden/review"
+)
+
+// The check-run conclusions GitHub accepts ("action_required, cancelled,
+// failure, neutral, success, skipped, timed_out"; stale is set by GitHub
+// only). GitHub API docs: https://docs.github.com/rest/checks/runs#update-a-check-run
+const (
+	ConclusionSuccess        = "success"
+	ConclusionNeutral        = "neutral"
+	ConclusionFailure        = "failure"
+	ConclusionCancelled      = "cancelled"
+	ConclusionSkipped        = "skipped"
+	ConclusionTimedOut       = "timed_out"
+	ConclusionActionRequired = "action_required"
+)
+
+// Conclusions lists every conclusion GitHub accepts.
+var Conclusions = []string{
+	ConclusionActionRequired, ConclusionCancelled, ConclusionFailure, ConclusionNeutral,
+	ConclusionSkipped, ConclusionSuccess, ConclusionTimedOut,
+}
+
+// IncompleteConclusions lists the values the incomplete-conclusion input may
+// take: every conclusion except success and skipped, which GitHub's branch
+// protection counts as passing without saying that the review did not run
+// in full.
+var IncompleteConclusions = []string{
+	ConclusionNeutral, ConclusionFailure, ConclusionCancelled, ConclusionTimedOut, ConclusionActionRequired,
+}
+
+// DefaultIncompleteConclusion is the incomplete-conclusion input's default.
+const DefaultIncompleteConclusion = ConclusionNeutral
+
+// ParseIncompleteConclusion checks the incomplete-conclusion input; empty
+// gives DefaultIncompleteConclusion.
+func ParseIncompleteConclusion(s string) (string, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	if v == "" {
+		return DefaultIncompleteConclusion, nil
+	}
+	if slices.Contains(IncompleteConclusions, v) {
+		return v, nil
+	}
+	return "", fmt.Errorf("incomplete-conclusion %q: want one of %s (never success or skipped)",
+		s, strings.Join(IncompleteConclusions, ", "))
+}
+
+// Conclusion is the one place that maps a review to a check-run conclusion
+// (DESIGN.md §4 and §7, issue 4):
+//
+//	cancelled                                    → cancelled
+//	a finding at or above failOn (any outcome)   → failure
+//	complete, findings (none blocking)           → neutral
+//	complete, no findings                        → success
+//	partial, provider-unavailable, anything else → incomplete (default neutral)
+//
+// A report that says complete while one of its items was not reviewed is
+// treated as incomplete. incomplete is checked with
+// ParseIncompleteConclusion; an invalid value gives neutral, never success.
+func Conclusion(r *review.Report, failOn review.Severity, incomplete string, cancelled bool) string {
+	if cancelled {
+		return ConclusionCancelled
+	}
+	if r == nil {
+		return incompleteOr(incomplete)
+	}
+	for _, f := range r.Findings {
+		if f.Severity.AtLeast(failOn) {
+			return ConclusionFailure
+		}
+	}
+	if !isComplete(r) {
+		return incompleteOr(incomplete)
+	}
+	if len(r.Findings) > 0 {
+		return ConclusionNeutral
+	}
+	return ConclusionSuccess
+}
+
+func incompleteOr(incomplete string) string {
+	c, err := ParseIncompleteConclusion(incomplete)
+	if err != nil {
+		return DefaultIncompleteConclusion
+	}
+	return c
+}
+
+// isComplete trusts the items over the outcome: a "complete" report with an
+// item that was not reviewed is not complete.
+func isComplete(r *review.Report) bool {
+	if r.Outcome != review.OutcomeComplete {
+		return false
+	}
+	c := countItems(r)
+	return c.reviewed == c.planned
+}
+
+type itemCounts struct{ planned, reviewed int }
+
+func countItems(r *review.Report) itemCounts {
+	if len(r.Items) == 0 {
+		return itemCounts{r.Summary.Planned, r.Summary.Reviewed}
+	}
+	c := itemCounts{planned: len(r.Items)}
+	for _, it := range r.Items {
+		if it.Status == review.StatusReviewed {
+			c.reviewed++
+		}
+	}
+	return c
+}
+
+// MaxTitle caps the check run's output.title. GitHub's OpenAPI description
+// gives no maxLength for it (only summary and text: "Maximum length: 65535
+// characters"); 255 is the documented cap of an annotation's title ("The
+// maximum size is 255 characters") and what other GitHub clients cap the
+// check title at (devops-thiago/ThrillhouseBot#503), so it is the safe bound.
+const MaxTitle = 255
+
+// Title is the one place that words the check run's title. It starts with
+// the outcome:
+//
+//	Complete: no findings
+//	Complete: nothing needed review
+//	Complete: 3 findings, 1 high
+//	Partial: 37 of 40 reviewed, 3 timed out
+//	Partial: 37 of 40 reviewed, 2 timed out, 1 skipped (budget); 2 findings, 1 critical
+//	Provider unavailable: 0 of 40 reviewed (auth)
+//	Cancelled: 12 of 40 reviewed; 1 finding
+//
+// Only critical and high findings are counted by severity; the total counts
+// every finding. The title is at most MaxTitle bytes, on one line.
+func Title(r *review.Report, cancelled bool) string {
+	if r == nil {
+		r = &review.Report{}
+	}
+	c := countItems(r)
+	var s string
+	switch {
+	case cancelled:
+		s = fmt.Sprintf("Cancelled: %d of %d reviewed", c.reviewed, c.planned)
+	case r.Outcome == review.OutcomeDryRun:
+		s = fmt.Sprintf("Dry run: %d planned", c.planned)
+	case isComplete(r):
+		switch {
+		case len(r.Findings) > 0:
+			return clipTitle("Complete: " + findingsTitle(r.Findings))
+		case c.planned == 0:
+			return "Complete: nothing needed review"
+		default:
+			return "Complete: no findings"
+		}
+	case r.Outcome == review.OutcomeProviderUnavailable:
+		s = fmt.Sprintf("Provider unavailable: %d of %d reviewed", c.reviewed, c.planned)
+		if causes := failureCauses(r); causes != "" {
+			s += " (" + causes + ")"
+		}
+	default:
+		name := "Partial"
+		if r.Outcome != review.OutcomePartial && r.Outcome != review.OutcomeComplete {
+			name = "Incomplete"
+			if o := titleWord(string(r.Outcome)); o != "" {
+				name += " (" + o + ")"
+			}
+		}
+		s = fmt.Sprintf("%s: %d of %d reviewed", name, c.reviewed, c.planned)
+		if gaps := gapBreakdown(r); gaps != "" {
+			s += ", " + gaps
+		} else if c.planned > c.reviewed {
+			s += fmt.Sprintf(", %d not reviewed", c.planned-c.reviewed)
+		}
+	}
+	if len(r.Findings) > 0 {
+		s += "; " + findingsTitle(r.Findings)
+	}
+	return clipTitle(s)
+}
+
+// findingsTitle is "1 finding", "3 findings, 1 high" or "5 findings, 1
+// critical, 2 high".
+func findingsTitle(fs []review.Finding) string {
+	s := strconv.Itoa(len(fs)) + " finding"
+	if len(fs) != 1 {
+		s += "s"
+	}
+	var crit, high int
+	for _, f := range fs {
+		switch {
+		case f.Severity >= review.SeverityCritical:
+			crit++
+		case f.Severity == review.SeverityHigh:
+			high++
+		}
+	}
+	if crit > 0 {
+		s += fmt.Sprintf(", %d critical", crit)
+	}
+	if high > 0 {
+		s += fmt.Sprintf(", %d high", high)
+	}
+	return s
+}
+
+// gapBreakdown is "3 timed out, 2 skipped (budget)": the items not reviewed,
+// grouped by what became of them, most frequent first.
+func gapBreakdown(r *review.Report) string {
+	var keys []string
+	for _, it := range r.Items {
+		if it.Status == review.StatusReviewed {
+			continue
+		}
+		keys = append(keys, gapPhrase(it))
+	}
+	return joinCounts(keys, func(k string, n int) string { return strconv.Itoa(n) + " " + k })
+}
+
+func gapPhrase(it review.Item) string {
+	reason := titleWord(it.Reason)
+	switch {
+	case it.Status == review.StatusFailed && reason == "timeout":
+		return "timed out"
+	case it.Status == review.StatusFailed && reason == "rate_limited":
+		return "rate limited"
+	case it.Status == review.StatusFailed && reason != "":
+		return "failed (" + reason + ")"
+	case it.Status == review.StatusFailed:
+		return "failed"
+	case it.Status == review.StatusSkipped && reason == "cancelled":
+		return "cancelled"
+	case it.Status == review.StatusSkipped && reason != "":
+		return "skipped (" + reason + ")"
+	case it.Status == review.StatusSkipped:
+		return "skipped"
+	}
+	return "not reviewed"
+}
+
+// failureCauses is "auth" or "auth, timeout": the distinct reasons of the
+// items not reviewed, most frequent first.
+func failureCauses(r *review.Report) string {
+	var keys []string
+	for _, it := range r.Items {
+		if it.Status != review.StatusReviewed {
+			k := titleWord(it.Reason)
+			if k == "" {
+				k = titleWord(string(it.Status))
+			}
+			keys = append(keys, k)
+		}
+	}
+	return joinCounts(keys, func(k string, _ int) string { return k })
+}
+
+// joinCounts joins at most four groups of equal keys, most frequent first,
+// then by name, and says how many groups more there were.
+func joinCounts(keys []string, f func(k string, n int) string) string {
+	n := map[string]int{}
+	for _, k := range keys {
+		n[k]++
+	}
+	uniq := make([]string, 0, len(n))
+	for k := range n {
+		uniq = append(uniq, k)
+	}
+	slices.SortFunc(uniq, func(a, b string) int {
+		return cmp.Or(cmp.Compare(n[b], n[a]), strings.Compare(a, b))
+	})
+	const maxShown = 4
+	var parts []string
+	for i, k := range uniq {
+		if i == maxShown {
+			parts = append(parts, fmt.Sprintf("%d more", len(uniq)-maxShown))
+			break
+		}
+		parts = append(parts, f(k, n[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// titleWord makes untrusted text (a reason, an outcome) fit a one-line
+// title: control characters dropped, white space collapsed, at most 40
+// bytes.
+func titleWord(s string) string {
+	return clipBytes(strings.Join(strings.Fields(stripControls(s)), " "), 40, "…")
+}
+
+func clipTitle(s string) string {
+	return clipBytes(strings.Join(strings.Fields(stripControls(s)), " "), MaxTitle, "…")
+}
+
+// clipBytes cuts s to at most n bytes on a rune boundary, ending with mark.
+func clipBytes(s string, n int, mark string) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := max(0, n-len(mark))
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}

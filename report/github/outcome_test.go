@@ -1,0 +1,212 @@
+package github
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/warden/review"
+)
+
+func items(status review.ItemStatus, reason string, n int) []review.Item {
+	out := make([]review.Item, n)
+	for i := range out {
+		out[i] = review.Item{Skill: "s", Path: "a.go", Status: status, Reason: reason}
+	}
+	return out
+}
+
+func findingsOf(sevs ...review.Severity) []review.Finding {
+	out := make([]review.Finding, len(sevs))
+	for i, s := range sevs {
+		out[i] = review.Finding{Skill: "s", Severity: s, Title: "t" + string(rune('a'+i)), Path: "a.go", StartLine: 1, EndLine: 1}
+	}
+	return out
+}
+
+func concat[T any](ss ...[]T) []T {
+	var out []T
+	for _, s := range ss {
+		out = append(out, s...)
+	}
+	return out
+}
+
+func TestConclusion(t *testing.T) {
+	t.Parallel()
+	complete := func(fs []review.Finding) *review.Report {
+		return &review.Report{Outcome: review.OutcomeComplete, Items: items(review.StatusReviewed, "", 3), Findings: fs}
+	}
+	partial := &review.Report{Outcome: review.OutcomePartial, Items: concat(items(review.StatusReviewed, "", 2), items(review.StatusFailed, "timeout", 1))}
+	unavailable := &review.Report{Outcome: review.OutcomeProviderUnavailable, Items: items(review.StatusFailed, "auth", 3)}
+	lying := &review.Report{Outcome: review.OutcomeComplete, Items: concat(items(review.StatusReviewed, "", 2), items(review.StatusSkipped, "budget", 1))}
+	tests := []struct {
+		name       string
+		r          *review.Report
+		failOn     review.Severity
+		incomplete string
+		cancelled  bool
+		want       string
+	}{
+		{"complete, none", complete(nil), review.SeverityHigh, "", false, "success"},
+		{"complete, nothing planned", &review.Report{Outcome: review.OutcomeComplete}, review.SeverityHigh, "", false, "success"},
+		{"complete, below fail-on", complete(findingsOf(review.SeverityMedium)), review.SeverityHigh, "", false, "neutral"},
+		{"complete, at fail-on", complete(findingsOf(review.SeverityMedium, review.SeverityHigh)), review.SeverityHigh, "", false, "failure"},
+		{"complete, fail-on off", complete(findingsOf(review.SeverityCritical)), review.SeverityNone, "", false, "neutral"},
+		{"partial, default", partial, review.SeverityHigh, "", false, "neutral"},
+		{"partial, failure asked", partial, review.SeverityHigh, "failure", false, "failure"},
+		{"partial, action_required", partial, review.SeverityHigh, "action_required", false, "action_required"},
+		{"partial, success asked is refused", partial, review.SeverityHigh, "success", false, "neutral"},
+		{"partial, skipped asked is refused", partial, review.SeverityHigh, "skipped", false, "neutral"},
+		{"partial with blocking finding", &review.Report{Outcome: review.OutcomePartial, Items: partial.Items, Findings: findingsOf(review.SeverityCritical)}, review.SeverityHigh, "", false, "failure"},
+		{"provider unavailable", unavailable, review.SeverityHigh, "", false, "neutral"},
+		{"provider unavailable, cancelled asked", unavailable, review.SeverityHigh, "cancelled", false, "cancelled"},
+		{"complete says the outcome, an item says otherwise", lying, review.SeverityHigh, "", false, "neutral"},
+		{"cancelled wins", complete(findingsOf(review.SeverityCritical)), review.SeverityHigh, "", true, "cancelled"},
+		{"nil report", nil, review.SeverityHigh, "failure", false, "failure"},
+		{"unknown outcome", &review.Report{Outcome: "weird"}, review.SeverityHigh, "", false, "neutral"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Conclusion(tt.r, tt.failOn, tt.incomplete, tt.cancelled); got != tt.want {
+				t.Errorf("Conclusion(%s) = %q, want %q", tt.name, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseIncompleteConclusion(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    string
+		wantErr bool
+	}{
+		{"", "neutral", false},
+		{" Failure ", "failure", false},
+		{"timed_out", "timed_out", false},
+		{"action_required", "action_required", false},
+		{"cancelled", "cancelled", false},
+		{"success", "", true},
+		{"skipped", "", true},
+		{"stale", "", true},
+	}
+	for _, tt := range tests {
+		got, err := ParseIncompleteConclusion(tt.in)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("ParseIncompleteConclusion(%q) = %q, %v, want %q, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestTitle(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		r         *review.Report
+		cancelled bool
+		want      string
+	}{
+		{
+			"complete with findings",
+			&review.Report{Outcome: review.OutcomeComplete, Items: items(review.StatusReviewed, "", 4),
+				Findings: findingsOf(review.SeverityHigh, review.SeverityMedium, review.SeverityLow)},
+			false, "Complete: 3 findings, 1 high",
+		},
+		{
+			"complete with critical and high",
+			&review.Report{Outcome: review.OutcomeComplete, Items: items(review.StatusReviewed, "", 1),
+				Findings: findingsOf(review.SeverityCritical, review.SeverityHigh, review.SeverityHigh)},
+			false, "Complete: 3 findings, 1 critical, 2 high",
+		},
+		{
+			"complete, one finding",
+			&review.Report{Outcome: review.OutcomeComplete, Items: items(review.StatusReviewed, "", 1), Findings: findingsOf(review.SeverityInfo)},
+			false, "Complete: 1 finding",
+		},
+		{"complete, none", &review.Report{Outcome: review.OutcomeComplete, Items: items(review.StatusReviewed, "", 4)}, false, "Complete: no findings"},
+		{"complete, nothing to review", &review.Report{Outcome: review.OutcomeComplete}, false, "Complete: nothing needed review"},
+		{
+			"partial",
+			&review.Report{Outcome: review.OutcomePartial, Items: concat(items(review.StatusReviewed, "", 37), items(review.StatusFailed, "timeout", 3))},
+			false, "Partial: 37 of 40 reviewed, 3 timed out",
+		},
+		{
+			"partial, mixed, with findings",
+			&review.Report{Outcome: review.OutcomePartial,
+				Items: concat(items(review.StatusReviewed, "", 10), items(review.StatusFailed, "timeout", 2),
+					items(review.StatusSkipped, "budget", 1), items(review.StatusFailed, "bad_response", 1)),
+				Findings: findingsOf(review.SeverityCritical, review.SeverityLow)},
+			false, "Partial: 10 of 14 reviewed, 2 timed out, 1 failed (bad_response), 1 skipped (budget); 2 findings, 1 critical",
+		},
+		{
+			"partial, cost cap before anything",
+			&review.Report{Outcome: review.OutcomePartial, Items: items(review.StatusSkipped, "budget:cost", 40)},
+			false, "Partial: 0 of 40 reviewed, 40 skipped (budget:cost)",
+		},
+		{
+			"provider unavailable",
+			&review.Report{Outcome: review.OutcomeProviderUnavailable, Items: items(review.StatusFailed, "auth", 40)},
+			false, "Provider unavailable: 0 of 40 reviewed (auth)",
+		},
+		{
+			"provider unavailable, two causes",
+			&review.Report{Outcome: review.OutcomeProviderUnavailable, Items: concat(items(review.StatusFailed, "timeout", 3), items(review.StatusFailed, "unavailable", 5))},
+			false, "Provider unavailable: 0 of 8 reviewed (unavailable, timeout)",
+		},
+		{
+			"cancelled",
+			&review.Report{Outcome: review.OutcomePartial, Items: concat(items(review.StatusReviewed, "", 12), items(review.StatusSkipped, "cancelled", 28))},
+			true, "Cancelled: 12 of 40 reviewed",
+		},
+		{
+			"cancelled with a finding",
+			&review.Report{Outcome: review.OutcomePartial, Items: concat(items(review.StatusReviewed, "", 1), items(review.StatusSkipped, "cancelled", 1)),
+				Findings: findingsOf(review.SeverityMedium)},
+			true, "Cancelled: 1 of 2 reviewed; 1 finding",
+		},
+		{
+			"complete outcome, items disagree",
+			&review.Report{Outcome: review.OutcomeComplete, Items: concat(items(review.StatusReviewed, "", 1), items(review.StatusFailed, "timeout", 1))},
+			false, "Partial: 1 of 2 reviewed, 1 timed out",
+		},
+		{
+			"summary only",
+			&review.Report{Outcome: review.OutcomePartial, Summary: review.Summary{Planned: 5, Reviewed: 3}},
+			false, "Partial: 3 of 5 reviewed, 2 not reviewed",
+		},
+		{
+			"hostile reason",
+			&review.Report{Outcome: review.OutcomeProviderUnavailable, Items: items(review.StatusFailed, "auth\n\x1b[31mred", 1)},
+			false, "Provider unavailable: 0 of 1 reviewed (auth [31mred)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Title(tt.r, tt.cancelled); got != tt.want {
+				t.Errorf("Title(%s) = %q, want %q", tt.name, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTitleIsCapped(t *testing.T) {
+	t.Parallel()
+	var its []review.Item
+	for i := range 30 {
+		its = append(its, review.Item{Status: review.StatusFailed, Reason: strings.Repeat(string(rune('a'+i%26)), 40)})
+	}
+	got := Title(&review.Report{Outcome: review.OutcomePartial, Items: its}, false)
+	if len(got) > MaxTitle {
+		t.Errorf("Title(30 long reasons) = %d bytes %q, want at most %d", len(got), got, MaxTitle)
+	}
+	if got := clipTitle(strings.Repeat("é", 300)); len(got) > MaxTitle || !strings.HasSuffix(got, "é…") {
+		t.Errorf("clipTitle(600 bytes) = %d bytes %q, want at most %d ending in a whole rune and …", len(got), got, MaxTitle)
+	}
+	if diff := cmp.Diff("Partial: 0 of 30 reviewed, 2 failed", got[:len("Partial: 0 of 30 reviewed, 2 failed")]); diff != "" {
+		t.Errorf("Title prefix (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,508 @@
+package github
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	gh "github.com/google/go-github/v62/github"
+
+	"github.com/org/warden/report"
+	"github.com/org/warden/review"
+)
+
+// Anchors maps a path to the new-side (RIGHT) line ranges of its hunks in
+// the diff warden reviewed: the lines GitHub accepts review comments on.
+type Anchors map[string][]LineRange
+
+// LineRange is an inclusive range of new-side lines.
+type LineRange struct{ Start, End int }
+
+// The review events warden uses. It never approves.
+const (
+	EventComment        = "COMMENT"
+	EventRequestChanges = "REQUEST_CHANGES"
+)
+
+// MaxCommentBody caps a review's body and each comment's body: "Body is too
+// long (maximum is 65536 characters)" is GitHub's 422 above it
+// (telia-oss/github-pr-resource#259; pr-agent clips at 65,000, PR #1119).
+// Measured in bytes, never less than GitHub's count.
+const MaxCommentBody = 65536
+
+// DefaultMaxComments is the cap on inline comments per review when
+// ReviewOptions.MaxComments is not positive. The rest go to the review body.
+const DefaultMaxComments = 50
+
+// ReviewOptions shapes the one review PostReview posts.
+type ReviewOptions struct {
+	// Event is EventComment (also when empty) or EventRequestChanges, which
+	// is used only when a finding reaches FailOn.
+	Event  string
+	FailOn review.Severity
+	// ReportOn is the lowest severity posted; SeverityNone posts all.
+	ReportOn review.Severity
+	// MaxComments caps the inline comments; <= 0 means DefaultMaxComments.
+	MaxComments int
+	// Body opens the review body, e.g. the outcome line and a link to the
+	// check run (Markdown, trusted).
+	Body string
+}
+
+// ReviewResult says where each finding went.
+type ReviewResult struct {
+	Posted     int   // inline comments posted
+	Duplicates int   // findings already on the pull request (fingerprint), not posted again
+	InBody     int   // findings written into the review body instead of a comment
+	Below      int   // findings below ReportOn, not posted
+	Rejected   int   // of InBody: comments GitHub answered 422 to, moved to the body
+	Omitted    int   // of InBody: left out because the body reached MaxCommentBody
+	ReviewID   int64 // 0 when nothing new was posted
+}
+
+// markerRE finds warden's hidden fingerprint markers. Model text cannot
+// forge one: neutralize escapes every "<".
+var markerRE = regexp.MustCompile(`<!-- warden:fp:([0-9a-f]{32}) -->`)
+
+func marker(f review.Finding) string { return "<!-- warden:fp:" + report.Fingerprint(f) + " -->" }
+
+// PostReview posts one review on pull request pr at headSHA with an inline
+// comment for every new finding at or above opts.ReportOn that can be
+// anchored, and the others in the review body. Nothing is posted (ReviewID
+// 0) when every finding is already on the pull request.
+//
+// Before posting:
+//   - each finding's fingerprint (report.Fingerprint, as a hidden marker in
+//     every comment and body entry) is looked up in the pull request's
+//     review comments and review bodies; a finding already there is a
+//     duplicate (counted per fingerprint, so two equal findings need two
+//     markers);
+//   - each anchor is checked against anchors: the path must be there, and
+//     start_line..line inside one hunk on the RIGHT side. A finding whose
+//     range is only partly inside a hunk is commented on that part, without
+//     a suggestion; one with no line in the diff goes to the body;
+//   - a suggestion block is added only when the comment covers exactly the
+//     finding's lines.
+//
+// GitHub rejects the whole review with 422 when one comment does not fit its
+// diff, without saying which ("Pull request review thread line must be part
+// of the diff"). The strategy, in order, so that no finding is lost:
+//  1. post as planned;
+//  2. on 422, re-validate every comment against GitHub's own diff (the files
+//     API's patches, AnchorsFromFiles), move those that do not fit into the
+//     body (Rejected) and post again;
+//  3. on 422 again, post every finding in the body and no comment;
+//  4. on 422 with REQUEST_CHANGES, the same as COMMENT.
+//
+// A 5xx on the post is not retried blindly, since the review may have been
+// created: the markers are listed again and only what is still missing is
+// posted, once.
+func (c *Client) PostReview(ctx context.Context, pr int, headSHA string, findings []review.Finding, anchors Anchors, opts ReviewOptions) (ReviewResult, error) {
+	op := fmt.Sprintf("post review on pull request #%d", pr)
+	var res ReviewResult
+	event := strings.ToUpper(strings.TrimSpace(opts.Event))
+	switch event {
+	case "":
+		event = EventComment
+	case EventComment, EventRequestChanges:
+	default:
+		return res, fmt.Errorf("%s: review event %q: want %s or %s", op, opts.Event, EventComment, EventRequestChanges)
+	}
+	if headSHA == "" {
+		return res, fmt.Errorf("%s: no head SHA", op)
+	}
+	if event == EventRequestChanges && !slices.ContainsFunc(findings, func(f review.Finding) bool { return f.Severity.AtLeast(opts.FailOn) }) {
+		event = EventComment
+	}
+	var shown []review.Finding
+	for _, f := range findings {
+		if opts.ReportOn == review.SeverityNone || f.Severity.AtLeast(opts.ReportOn) {
+			shown = append(shown, f)
+		}
+	}
+	res.Below = len(findings) - len(shown)
+
+	prevDup := -1
+	for try := 1; ; try++ {
+		seen, err := c.postedFingerprints(ctx, pr)
+		if err != nil {
+			return res, err
+		}
+		fresh, dup := dedup(shown, seen)
+		if prevDup >= 0 {
+			// Findings that appeared since the failed post were posted by
+			// it.
+			res.Posted += max(0, dup-prevDup)
+		}
+		res.Duplicates = dup
+		if len(fresh) == 0 {
+			return res, nil
+		}
+		r, err := c.postPlanned(ctx, pr, headSHA, event, fresh, anchors, opts)
+		var er *gh.ErrorResponse
+		if err != nil && try == 1 && errors.As(err, &er) && er.Response != nil && er.Response.StatusCode >= 500 {
+			c.log.Warn("GitHub server error posting the review; checking what arrived before posting again",
+				"status", er.Response.StatusCode, "attempt", try)
+			prevDup = dup
+			continue
+		}
+		if err != nil {
+			return res, c.fail(op, true, err)
+		}
+		res.Posted += r.Posted
+		res.InBody, res.Rejected, res.Omitted, res.ReviewID = r.InBody, r.Rejected, r.Omitted, r.ReviewID
+		return res, nil
+	}
+}
+
+// postPlanned runs the 422 strategy of PostReview for the fresh findings.
+func (c *Client) postPlanned(ctx context.Context, pr int, headSHA, event string, fresh []review.Finding, anchors Anchors, opts ReviewOptions) (ReviewResult, error) {
+	maxComments := opts.MaxComments
+	if maxComments <= 0 {
+		maxComments = DefaultMaxComments
+	}
+	p := c.plan(fresh, anchors, maxComments)
+	id, err := c.createReview(ctx, pr, headSHA, event, opts.Body, p)
+	if err == nil {
+		return p.result(id), nil
+	}
+	if !isUnprocessable(err) {
+		return ReviewResult{}, err
+	}
+	c.log.Warn("GitHub rejected the review (422); re-validating the comments against GitHub's diff",
+		"comments", len(p.comments))
+
+	// Step 2: GitHub's own diff decides.
+	if files, _, ferr := c.PullRequestFiles(ctx, pr); ferr == nil && len(p.comments) > 0 {
+		theirs := AnchorsFromFiles(files)
+		var keep []comment
+		q := p
+		q.body = slices.Clone(p.body)
+		for _, cm := range p.comments {
+			if within(theirs[cm.path], cm.start, cm.end) {
+				keep = append(keep, cm)
+			} else {
+				q.body = append(q.body, bodyEntry{f: cm.f, why: "GitHub did not accept a comment on these lines"})
+				q.rejected++
+			}
+		}
+		q.comments = keep
+		if q.rejected > 0 {
+			id, err = c.createReview(ctx, pr, headSHA, event, opts.Body, q)
+			if err == nil {
+				return q.result(id), nil
+			}
+			if !isUnprocessable(err) {
+				return ReviewResult{}, err
+			}
+		}
+	} else if ferr != nil {
+		c.log.Warn("could not read the pull request's files to re-validate comments", "error", ferr)
+	}
+
+	// Step 3 (and 4): everything in the body.
+	all := plan{repoURL: p.repoURL, rejected: len(p.comments)}
+	all.body = slices.Clone(p.body)
+	for _, cm := range p.comments {
+		all.body = append(all.body, bodyEntry{f: cm.f, why: "GitHub did not accept a comment on these lines"})
+	}
+	c.log.Warn("posting every finding in the review body", "findings", len(all.body))
+	for _, ev := range slices.Compact([]string{event, EventComment}) {
+		id, err = c.createReview(ctx, pr, headSHA, ev, opts.Body, all)
+		if err == nil {
+			return all.result(id), nil
+		}
+		if !isUnprocessable(err) {
+			return ReviewResult{}, err
+		}
+	}
+	return ReviewResult{}, err
+}
+
+func isUnprocessable(err error) bool {
+	var er *gh.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity
+}
+
+func (c *Client) createReview(ctx context.Context, pr int, headSHA, event, header string, p plan) (int64, error) {
+	req := &gh.PullRequestReviewRequest{
+		CommitID: gh.String(headSHA),
+		Event:    gh.String(event),
+		Body:     gh.String(p.reviewBody(header)),
+	}
+	for _, cm := range p.comments {
+		d := &gh.DraftReviewComment{
+			Path: gh.String(cm.path),
+			Body: gh.String(cm.body),
+			Line: gh.Int(cm.end),
+			Side: gh.String("RIGHT"),
+		}
+		if cm.start < cm.end {
+			d.StartLine = gh.Int(cm.start)
+			d.StartSide = gh.String("RIGHT")
+		}
+		req.Comments = append(req.Comments, d)
+	}
+	// The transport must not retry a 5xx here: PostReview checks what
+	// arrived first.
+	ctx = context.WithValue(ctx, noServerErrorRetry, true)
+	// GitHub API docs: https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request
+	rv, _, err := c.gh.PullRequests.CreateReview(ctx, c.owner, c.repo, pr, req)
+	if err != nil {
+		return 0, err
+	}
+	return rv.GetID(), nil
+}
+
+// postedFingerprints counts warden's markers in the pull request's review
+// comments and review bodies.
+func (c *Client) postedFingerprints(ctx context.Context, pr int) (map[string]int, error) {
+	seen := map[string]int{}
+	add := func(body string) {
+		for _, m := range markerRE.FindAllStringSubmatch(body, -1) {
+			seen[m[1]]++
+		}
+	}
+	copts := &gh.PullRequestListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	for {
+		// GitHub API docs: https://docs.github.com/rest/pulls/comments#list-review-comments-on-a-pull-request
+		cs, resp, err := c.gh.PullRequests.ListComments(ctx, c.owner, c.repo, pr, copts)
+		if err != nil {
+			return nil, c.fail(fmt.Sprintf("list review comments of pull request #%d", pr), false, err)
+		}
+		for _, cm := range cs {
+			add(cm.GetBody())
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		copts.Page = resp.NextPage
+	}
+	ropts := &gh.ListOptions{PerPage: 100}
+	for {
+		// GitHub API docs: https://docs.github.com/rest/pulls/reviews#list-reviews-for-a-pull-request
+		rs, resp, err := c.gh.PullRequests.ListReviews(ctx, c.owner, c.repo, pr, ropts)
+		if err != nil {
+			return nil, c.fail(fmt.Sprintf("list reviews of pull request #%d", pr), false, err)
+		}
+		for _, r := range rs {
+			add(r.GetBody())
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		ropts.Page = resp.NextPage
+	}
+	return seen, nil
+}
+
+// dedup drops findings whose fingerprint is already posted, as often as it
+// is posted.
+func dedup(fs []review.Finding, seen map[string]int) (fresh []review.Finding, dup int) {
+	used := map[string]int{}
+	for _, f := range fs {
+		fp := report.Fingerprint(f)
+		if used[fp] < seen[fp] {
+			used[fp]++
+			dup++
+			continue
+		}
+		fresh = append(fresh, f)
+	}
+	return fresh, dup
+}
+
+type comment struct {
+	f          review.Finding
+	path       string
+	start, end int
+	body       string
+}
+
+type bodyEntry struct {
+	f   review.Finding
+	why string
+}
+
+type plan struct {
+	repoURL  string
+	comments []comment
+	body     []bodyEntry
+	rejected int
+}
+
+func (p plan) result(id int64) ReviewResult {
+	_, omitted := p.renderBody("")
+	return ReviewResult{Posted: len(p.comments), InBody: len(p.body), Rejected: p.rejected, Omitted: omitted, ReviewID: id}
+}
+
+func (c *Client) repoURL() string { return c.serverURL + "/" + c.owner + "/" + c.repo }
+
+// plan anchors each finding, most severe first, up to maxComments inline.
+func (c *Client) plan(fs []review.Finding, anchors Anchors, maxComments int) plan {
+	p := plan{repoURL: c.repoURL()}
+	for _, f := range sortedForReview(fs) {
+		path := normPath(f.Path)
+		start, end, exact, ok := anchor(anchors[path], f)
+		switch {
+		case !ok:
+			p.body = append(p.body, bodyEntry{f: f, why: "not on a line of the diff"})
+		case len(p.comments) >= maxComments:
+			p.body = append(p.body, bodyEntry{f: f, why: fmt.Sprintf("more than %d inline comments", maxComments)})
+		default:
+			p.comments = append(p.comments, comment{
+				f: f, path: path, start: start, end: end,
+				body: commentBody(f, exact, p.repoURL),
+			})
+		}
+	}
+	return p
+}
+
+func normPath(p string) string { return strings.TrimPrefix(strings.TrimSpace(p), "./") }
+
+func sortedForReview(fs []review.Finding) []review.Finding {
+	out := slices.Clone(fs)
+	slices.SortStableFunc(out, func(a, b review.Finding) int {
+		return cmp.Or(cmp.Compare(b.Severity, a.Severity), strings.Compare(normPath(a.Path), normPath(b.Path)), cmp.Compare(a.StartLine, b.StartLine))
+	})
+	return out
+}
+
+// anchor places a finding on the diff: exactly its lines when they lie in
+// one hunk, else the part of its lines inside the first hunk they overlap.
+func anchor(ranges []LineRange, f review.Finding) (start, end int, exact, ok bool) {
+	s, e := lines(f)
+	if s == 0 {
+		return 0, 0, false, false
+	}
+	if within(ranges, s, e) {
+		return s, e, true, true
+	}
+	for _, r := range ranges {
+		if r.Start <= 0 || r.End < r.Start {
+			continue
+		}
+		if lo, hi := max(s, r.Start), min(e, r.End); lo <= hi {
+			return lo, hi, false, true
+		}
+	}
+	return 0, 0, false, false
+}
+
+// within reports whether start..end lies inside one range.
+func within(ranges []LineRange, start, end int) bool {
+	for _, r := range ranges {
+		if r.Start > 0 && r.Start <= start && end <= r.End {
+			return true
+		}
+	}
+	return false
+}
+
+// commentBody renders one inline comment: severity and title, the
+// description, a suggestion block when the comment covers exactly the
+// finding's lines, and the hidden fingerprint marker. Model text is
+// neutralized; the suggestion sits in a fence it cannot close.
+func commentBody(f review.Finding, exact bool, repoURL string) string {
+	head := fmt.Sprintf("**[%s] %s**", f.Severity, neutralize(oneLine(f.Title), repoURL))
+	if f.Skill != "" {
+		head += " · " + inlineCode(oneLine(f.Skill))
+	}
+	var tail strings.Builder
+	start, end := lines(f)
+	if sug := strings.TrimSuffix(stripControls(f.Suggestion), "\n"); f.Suggestion != "" {
+		fence := strings.Repeat("`", fenceLength(sug))
+		if exact {
+			fmt.Fprintf(&tail, "\n\n%ssuggestion\n%s\n%s", fence, sug, fence)
+		} else {
+			fmt.Fprintf(&tail, "\n\nSuggested replacement for lines %s (not applicable here: the diff shows only part of them):\n\n%s\n%s\n%s",
+				lineSpan(start, end), fence, sug, fence)
+		}
+	}
+	if !exact {
+		head += fmt.Sprintf("\n\n_Finding on lines %s; this comment is placed on the part the diff shows._", lineSpan(start, end))
+	}
+	mark := "\n\n" + marker(f)
+	desc := closeFences(neutralize(f.Description, repoURL))
+	if desc != "" {
+		desc = "\n\n" + desc
+	}
+	if len(head)+len(desc)+tail.Len()+len(mark) > MaxCommentBody {
+		if len(head)+tail.Len()+len(mark)+200 > MaxCommentBody {
+			tail.Reset()
+			tail.WriteString("\n\n_(suggestion too long to show)_")
+		}
+		desc = clipText(desc, MaxCommentBody-len(head)-tail.Len()-len(mark), "\n\n_(description cut)_")
+	}
+	return head + desc + tail.String() + mark
+}
+
+func lineSpan(start, end int) string {
+	if end <= start {
+		return strconv.Itoa(start)
+	}
+	return strconv.Itoa(start) + "–" + strconv.Itoa(end)
+}
+
+// reviewBody is the header followed by the findings that are not inline
+// comments, cut to MaxCommentBody.
+func (p plan) reviewBody(header string) string {
+	s, _ := p.renderBody(header)
+	return s
+}
+
+// renderBody returns the body and how many entries were left out for
+// length.
+func (p plan) renderBody(header string) (string, int) {
+	const maxEntry = 4000
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(header))
+	if len(p.body) == 0 {
+		if b.Len() == 0 {
+			b.WriteString("warden review")
+		}
+		return clipText(b.String(), MaxCommentBody, "\n\n_(cut)_"), 0
+	}
+	if b.Len() > 0 {
+		b.WriteString("\n\n")
+	}
+	fmt.Fprintf(&b, "**Findings not posted as inline comments (%d)**\n", len(p.body))
+	s := clipText(b.String(), MaxCommentBody/2, "\n\n_(cut)_\n")
+	const reserve = 200 // for the "N more" line
+	for i, e := range p.body {
+		entry := bodyEntryText(e, p.repoURL, maxEntry)
+		if len(s)+len(entry)+reserve > MaxCommentBody {
+			n := len(p.body) - i
+			return s + fmt.Sprintf("\n_…and %d more %s not shown here for length; every finding is in the check run._\n",
+				n, map[bool]string{true: "finding", false: "findings"}[n == 1]), n
+		}
+		s += entry
+	}
+	return s, 0
+}
+
+func bodyEntryText(e bodyEntry, repoURL string, maxLen int) string {
+	f := e.f
+	loc := inlineCode(oneLine(normPath(f.Path)))
+	if s, end := lines(f); s > 0 {
+		loc += " line " + lineSpan(s, end)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n- **[%s] %s** — %s", f.Severity, neutralize(oneLine(f.Title), repoURL), loc)
+	if f.Skill != "" {
+		b.WriteString(" · " + inlineCode(oneLine(f.Skill)))
+	}
+	fmt.Fprintf(&b, " _(%s)_", e.why)
+	if d := oneLine(neutralize(f.Description, repoURL)); d != "" {
+		b.WriteString("\n  " + clipBytes(d, maxLen, "…"))
+	}
+	b.WriteString(" " + marker(f) + "\n")
+	return b.String()
+}

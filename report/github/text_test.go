@@ -1,0 +1,160 @@
+package github
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/warden/review"
+)
+
+func TestFenceLength(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want int
+	}{
+		{"", 3},
+		{"x := 1", 3},
+		{"a `b` c", 3},
+		{"```go\nx\n```", 4},
+		{"````", 5},
+		{"`` and ```` and ```", 5},
+	}
+	for _, tt := range tests {
+		if got := fenceLength(tt.in); got != tt.want {
+			t.Errorf("fenceLength(%q) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestNeutralize(t *testing.T) {
+	t.Parallel()
+	const repo = "https://github.com/org/warden"
+	tests := []struct {
+		name, in, want string
+	}{
+		{"plain", "Check the error.", "Check the error."},
+		{"mention", "ping @octocat and @org/team", "ping @\u200boctocat and @\u200borg/team"},
+		{"mention at start", "@admin look", "@\u200badmin look"},
+		{"email stays", "mail a@example.com", "mail a@example.com"},
+		{"html", `<img src=x onerror=alert(1)> <details>`, `&lt;img src=x onerror=alert(1)> &lt;details>`},
+		{"forged marker", "<!-- warden:fp:00000000000000000000000000000000 -->", "&lt;!-- warden:fp:00000000000000000000000000000000 -->"},
+		{"image", "![x](https://evil.example/t.png)", "!\\[x]\\(`https://evil.example/t.png`)"},
+		{"link elsewhere", "see [docs](http://evil.example/a?b=c) now", "see [docs]\\(`http://evil.example/a?b=c`) now"},
+		{"bare link elsewhere", "go to https://evil.example/x.", "go to `https://evil.example/x.`"},
+		{"repository link stays", "see https://github.com/org/warden/blob/main/a.go#L3", "see https://github.com/org/warden/blob/main/a.go#L3"},
+		{"other repository is elsewhere", "see https://github.com/org/wardenx", "see `https://github.com/org/wardenx`"},
+		{"controls and bidi", "a\x1b[2Jb\u202ec", "a[2Jbc"},
+		{"newlines kept", "a\r\nb", "a\nb"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := neutralize(tt.in, repo); got != tt.want {
+				t.Errorf("neutralize(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCloseFences(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"text", "text"},
+		{"```go\nx\n```", "```go\nx\n```"},
+		{"```go\nx", "```go\nx\n```"},
+		{"````\n```\nx", "````\n```\nx\n````"},
+		{"~~~\nx", "~~~\nx\n~~~"},
+	}
+	for _, tt := range tests {
+		if got := closeFences(tt.in); got != tt.want {
+			t.Errorf("closeFences(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestAnchor(t *testing.T) {
+	t.Parallel()
+	ranges := []LineRange{{10, 20}, {40, 45}}
+	type result struct {
+		Start, End int
+		Exact, OK  bool
+	}
+	tests := []struct {
+		name       string
+		start, end int
+		want       result
+	}{
+		{"single line inside", 12, 12, result{12, 12, true, true}},
+		{"no end line", 12, 0, result{12, 12, true, true}},
+		{"range inside", 10, 20, result{10, 20, true, true}},
+		{"second hunk", 41, 44, result{41, 44, true, true}},
+		{"across two hunks", 18, 42, result{18, 20, false, true}},
+		{"starts before a hunk", 5, 11, result{10, 11, false, true}},
+		{"outside", 25, 30, result{0, 0, false, false}},
+		{"no line", 0, 0, result{0, 0, false, false}},
+		{"after every hunk", 46, 46, result{0, 0, false, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, e, exact, ok := anchor(ranges, review.Finding{StartLine: tt.start, EndLine: tt.end})
+			if diff := cmp.Diff(tt.want, result{s, e, exact, ok}); diff != "" {
+				t.Errorf("anchor(%d-%d) (-want +got):\n%s", tt.start, tt.end, diff)
+			}
+		})
+	}
+}
+
+func TestPatchRanges(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, patch string
+		want        []LineRange
+	}{
+		{"none", "", nil},
+		{"one", "@@ -1,3 +1,4 @@\n a\n+b\n c\n d", []LineRange{{1, 4}}},
+		{"two, one line without count", "@@ -1 +1 @@\n-a\n+b\n@@ -10,2 +20,5 @@ func f() {\n x", []LineRange{{1, 1}, {20, 24}}},
+		{"deleted file", "@@ -1,3 +0,0 @@\n-a\n-b\n-c", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, PatchRanges(tt.patch)); diff != "" {
+				t.Errorf("PatchRanges(%q) (-want +got):\n%s", tt.patch, diff)
+			}
+		})
+	}
+}
+
+func TestCommentBody(t *testing.T) {
+	t.Parallel()
+	const repo = "https://github.com/org/warden"
+	f := review.Finding{
+		Skill: "security-review", Severity: review.SeverityHigh, Title: "SQL built from @input",
+		Description: "Use a parameter. <script>", Path: "db.go", StartLine: 3, EndLine: 4,
+		Suggestion: "q := \"```\"\ndb.Query(q, id)\n",
+	}
+	got := commentBody(f, true, repo)
+	want := "**[high] SQL built from @\u200binput** · `security-review`\n\n" +
+		"Use a parameter. &lt;script>\n\n" +
+		"````suggestion\nq := \"```\"\ndb.Query(q, id)\n````\n\n" + marker(f)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("commentBody(exact) (-want +got):\n%s", diff)
+	}
+	partial := commentBody(f, false, repo)
+	if strings.Contains(partial, "suggestion\n") {
+		t.Errorf("commentBody(not exact) = %q, want no suggestion block", partial)
+	}
+	if !strings.Contains(partial, "Finding on lines 3–4") || !strings.HasSuffix(partial, marker(f)) {
+		t.Errorf("commentBody(not exact) = %q, want the finding's lines and the marker last", partial)
+	}
+
+	huge := f
+	huge.Description = strings.Repeat("x", 2*MaxCommentBody)
+	if got := commentBody(huge, true, repo); len(got) > MaxCommentBody || !strings.HasSuffix(got, marker(f)) || !strings.Contains(got, "suggestion") {
+		t.Errorf("commentBody(huge description) = %d bytes, want at most %d, with suggestion and marker", len(got), MaxCommentBody)
+	}
+}

@@ -22,13 +22,19 @@ var allowed = map[string][]string{
 	"execution/openai": {module + "/execution", "github.com/sashabaranov/go-openai"},
 	"review":           {module + "/execution", module + "/hunks", module + "/skills"},
 	"report":           {module + "/review"},
+	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
 	"report/github":    {module + "/review", module + "/report", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"cmd/warden": {
 		module + "/", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
 		"github.com/pelletier/go-toml/v2", "golang.org/x/term",
 	},
-	"internal/fakegithub": {},
+	"internal/fakegithub": {"github.com/getkin/kin-openapi"},
+	"internal/fakeotlp":   {"go.opentelemetry.io/proto/otlp", "google.golang.org/protobuf"},
 	"internal/actiontest": {},
+	"internal/peers/act":  {},
+	"internal/peers/ollama": {
+		module + "/execution", module + "/execution/openai", module + "/review", module + "/hunks", module + "/skills",
+	},
 }
 
 // confined third-party modules may appear only in these packages, tests
@@ -37,6 +43,7 @@ var confined = map[string][]string{
 	"github.com/sashabaranov/go-openai":     {"execution/openai"},
 	"github.com/google/go-github/v62":       {"report/github", "cmd/warden"},
 	"github.com/sethvargo/go-githubactions": {"report/github", "cmd/warden"},
+	"go.opentelemetry.io/otel":              {"telemetry"},
 }
 
 func TestImportArrows(t *testing.T) {

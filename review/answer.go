@@ -20,6 +20,10 @@ const (
 	maxFindingsPerAnswer  = 50
 )
 
+// MaxAnswerBytes caps a model's answer: a longer one is not parsed, and the
+// item fails bad_response. Fifty findings of capped size fit well inside.
+const MaxAnswerBytes = 1 << 20
+
 // rawFinding is a finding as a model wrote it: loosely typed, so that a
 // number written as a string or a missing field does not sink the answer.
 type rawFinding struct {
@@ -51,6 +55,9 @@ func ParseAnswer(content string) ([]rawFinding, error) {
 // decodeAnswer finds the answer object in content and decodes its findings
 // as Ts.
 func decodeAnswer[T any](content string) ([]T, error) {
+	if len(content) > MaxAnswerBytes {
+		return nil, fmt.Errorf("answer of %d bytes is over the %d-byte cap: not read", len(content), MaxAnswerBytes)
+	}
 	s := strings.TrimSpace(content)
 	if s == "" {
 		return nil, errors.New("empty answer")

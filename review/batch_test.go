@@ -219,7 +219,7 @@ func TestBatchRequest(t *testing.T) {
 			t.Errorf("batched system message lacks %q", want)
 		}
 	}
-	if want := `Review this change. The lines you may report on are 10 to 12 of "svc/a.go".`; !strings.HasPrefix(user, want) {
+	if want := `Review this change. The lines you may report on are 10 to 12 of the file in the data below.`; !strings.HasPrefix(user, want) {
 		t.Errorf("batched user message starts %.120q, want %q", user, want)
 	}
 	var schema struct {

@@ -142,8 +142,9 @@ func (p *prompts) request(sks []*skills.Skill, c *hunks.Chunk) *execution.Reques
 		data := renderChange(c, p.change)
 		tag := delimiter(data)
 		p.lastChunk = c
-		p.lastUser = fmt.Sprintf("Review this change. The lines you may report on are %d to %d of %s.\n\n<<<%s\n%s%s>>>\n",
-			c.StartLine, c.EndLine, strconv.Quote(c.Path), tag, data, tag)
+		// The file's name is the author's too: it stays inside the fence.
+		p.lastUser = fmt.Sprintf("Review this change. The lines you may report on are %d to %d of the file in the data below.\n\n<<<%s\n%s%s>>>\n",
+			c.StartLine, c.EndLine, tag, data, tag)
 	}
 	user := p.lastUser
 	return &execution.Request{

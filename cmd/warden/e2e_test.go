@@ -69,7 +69,7 @@ type chatRequest struct {
 	} `json:"messages"`
 }
 
-var linesRE = regexp.MustCompile(`The lines you may report on are (\d+) to (\d+) of "([^"]+)"`)
+var linesRE = regexp.MustCompile(`(?s)The lines you may report on are (\d+) to (\d+) of the file in the data below.*?\nFile: ([^\n]+)\n`)
 
 func newFakeModel(t *testing.T, severity string) *fakeModel {
 	t.Helper()

@@ -144,7 +144,11 @@ func (b *checkRunBody) validate(create bool) string {
 func (s *Server) decodeCheckRun(w http.ResponseWriter, r *http.Request, route string, create bool) (*checkRunBody, bool) {
 	var b checkRunBody
 	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
-		s.errorJSON(w, r, http.StatusBadRequest, "Problems parsing JSON", nil, docsURL(route))
+		// A value of the wrong type is GitHub's 422; only JSON it
+		// cannot parse is a 400.
+		if s.specOK(w, r, route) {
+			s.errorJSON(w, r, http.StatusBadRequest, "Problems parsing JSON", nil, docsURL(route))
+		}
 		return nil, false
 	}
 	if msg := b.validate(create); msg != "" {
@@ -159,11 +163,16 @@ func (s *Server) createCheckRun(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if !s.specOK(w, r, RouteCreateCheckRun) {
+		return
+	}
 	s.mu.Lock()
 	c := &CheckRun{ID: s.id(), Name: *b.Name, HeadSHA: *b.HeadSHA, Status: "queued"}
+	s.stamp(c.ID)
 	c.apply(b)
+	s.stampCompleted(c)
 	s.checkRuns = append(s.checkRuns, c)
-	out := c.json(s.Owner, s.Repo)
+	out := s.checkRunJSON(c)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, out)
 }
@@ -178,7 +187,7 @@ func (s *Server) updateCheckRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, ok := s.decodeCheckRun(w, r, RouteUpdateCheckRun, false)
-	if !ok {
+	if !ok || !s.specOK(w, r, RouteUpdateCheckRun) {
 		return
 	}
 	s.mu.Lock()
@@ -187,8 +196,9 @@ func (s *Server) updateCheckRun(w http.ResponseWriter, r *http.Request) {
 		c.Name = *b.Name
 	}
 	c.apply(b)
+	s.stampCompleted(c)
 	c.Updates++
-	out := c.json(s.Owner, s.Repo)
+	out := s.checkRunJSON(c)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, out)
 }
@@ -221,29 +231,59 @@ func (s *Server) getCheckRun(w http.ResponseWriter, r *http.Request) {
 		s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest/checks/runs#get-a-check-run")
 		return
 	}
-	writeJSON(w, http.StatusOK, c.json(s.Owner, s.Repo))
+	if !s.specOK(w, r, RouteGetCheckRun) {
+		return
+	}
+	s.mu.Lock()
+	out := s.checkRunJSON(&c)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
 }
 
-func (c *CheckRun) json(owner, repo string) map[string]any {
+// checkRunJSON is GitHub's check-run for c. Call with s.mu held.
+func (s *Server) checkRunJSON(c *CheckRun) map[string]any {
+	full := s.Owner + "/" + s.Repo
+	t := s.times[c.ID]
 	m := map[string]any{
-		"id":         c.ID,
-		"name":       c.Name,
-		"head_sha":   c.HeadSHA,
-		"status":     c.Status,
-		"conclusion": nil,
-		"html_url":   fmt.Sprintf("https://github.com/%s/%s/runs/%d", owner, repo, c.ID),
+		"id":           c.ID,
+		"node_id":      nodeID("CR", c.ID),
+		"name":         c.Name,
+		"head_sha":     c.HeadSHA,
+		"external_id":  "",
+		"url":          fmt.Sprintf("%s/repos/%s/check-runs/%d", apiRoot, full, c.ID),
+		"html_url":     fmt.Sprintf("%s/%s/runs/%d", htmlRoot, full, c.ID),
+		"details_url":  fmt.Sprintf("%s/%s/runs/%d", htmlRoot, full, c.ID),
+		"status":       c.Status,
+		"conclusion":   nil,
+		"started_at":   timestamp(t.created),
+		"completed_at": nil,
 		"output": map[string]any{
-			"title":             c.Title,
-			"summary":           c.Summary,
-			"text":              c.Text,
+			"title":             nullable(c.Title),
+			"summary":           nullable(c.Summary),
+			"text":              nullable(c.Text),
 			"annotations_count": len(c.Annotations),
+			"annotations_url":   fmt.Sprintf("%s/repos/%s/check-runs/%d/annotations", apiRoot, full, c.ID),
 		},
+		"check_suite":   map[string]any{"id": stableID("check-suite:" + c.HeadSHA)},
+		"app":           nil,
+		"pull_requests": []any{},
 	}
 	if c.Conclusion != "" {
 		m["conclusion"] = c.Conclusion
+	}
+	if c.Status == "completed" && !t.completed.IsZero() {
+		m["completed_at"] = timestamp(t.completed)
 	}
 	if c.DetailsURL != "" {
 		m["details_url"] = c.DetailsURL
 	}
 	return m
+}
+
+// nullable is nil for "", else s.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

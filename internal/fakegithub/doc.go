@@ -10,7 +10,18 @@
 // Enterprise Server style), over a loopback httptest server (Start) or an
 // in-memory http.RoundTripper for testing/synctest (Transport).
 //
-// The fake is test support: it uses only the standard library and must not
-// import any package of this module or any third-party module, so that it
-// cannot share a mistake with the code it checks.
+// Every request is checked against GitHub's own REST API description
+// (spec/api.github.com.json, cut from the npm package @octokit/openapi) with
+// kin-openapi, and so is every answer of the fake: a field name, type or
+// enum value the description does not allow, or a required field left
+// out, is a violation. A request's violation gets a 422 (GitHub's own text
+// when the fake knows it), an answer's a 500; Violations lists them and
+// Start fails the test with them. Request bodies are held stricter than
+// the description in one way: an unknown field is a violation, because
+// GitHub ignores it silently.
+//
+// The fake is test support: besides the standard library it imports only
+// kin-openapi, to read GitHub's description, and never a package of this
+// module or the GitHub client library warden uses, so that it cannot share
+// a mistake with the code it checks.
 package fakegithub

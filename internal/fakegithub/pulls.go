@@ -1,6 +1,7 @@
 package fakegithub
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -88,6 +89,7 @@ func (s *Server) AddReviewComment(pr int, c ReviewComment) {
 	if c.ID == 0 {
 		c.ID = s.id()
 	}
+	s.stamp(c.ID)
 	s.comments[pr] = append(s.comments[pr], c)
 }
 
@@ -120,9 +122,14 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request) (*PullRequest, boo
 
 func (s *Server) getPullRequest(w http.ResponseWriter, r *http.Request) {
 	pr, ok := s.pull(w, r)
-	if !ok {
+	if !ok || !s.specOK(w, r, RouteGetPullRequest) {
 		return
 	}
+	writeJSON(w, http.StatusOK, s.pullJSON(pr))
+}
+
+// pullJSON is GitHub's pull-request for pr.
+func (s *Server) pullJSON(pr *PullRequest) map[string]any {
 	full := s.Owner + "/" + s.Repo
 	head := pr.HeadRepo
 	if head == "" {
@@ -144,83 +151,177 @@ func (s *Server) getPullRequest(w http.ResponseWriter, r *http.Request) {
 		adds += f.Additions
 		dels += f.Deletions
 	}
-	repoJSON := func(fullName string) map[string]any {
-		owner, name, _ := strings.Cut(fullName, "/")
+	created := timestamp(s.now())
+	headOwner, _, _ := strings.Cut(head, "/")
+	ref := func(owner, fullName, ref, sha string) map[string]any {
 		return map[string]any{
-			"name": name, "full_name": fullName,
-			"owner": map[string]any{"login": owner},
-			"fork":  fullName != full,
+			"label": owner + ":" + ref, "ref": ref, "sha": sha,
+			"user": userJSON(owner, "User"), "repo": repoJSON(fullName, fullName != full, s.now()),
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"number":        pr.Number,
-		"state":         "open",
-		"title":         pr.Title,
-		"body":          pr.Body,
-		"draft":         pr.Draft,
-		"user":          map[string]any{"login": user, "type": typ},
-		"head":          map[string]any{"sha": pr.HeadSHA, "ref": pr.HeadRef, "repo": repoJSON(head)},
-		"base":          map[string]any{"sha": pr.BaseSHA, "ref": pr.BaseRef, "repo": repoJSON(full)},
-		"changed_files": changed,
-		"additions":     adds,
-		"deletions":     dels,
-		"html_url":      fmt.Sprintf("https://github.com/%s/pull/%d", full, pr.Number),
-	})
+	u := pullURL(s.Owner, s.Repo, pr.Number)
+	html := fmt.Sprintf("%s/%s/pull/%d", htmlRoot, full, pr.Number)
+	issue := fmt.Sprintf("%s/repos/%s/issues/%d", apiRoot, full, pr.Number)
+	statuses := fmt.Sprintf("%s/repos/%s/statuses/%s", apiRoot, full, pr.HeadSHA)
+	id := stableID(fmt.Sprintf("pull:%s#%d", full, pr.Number))
+	return map[string]any{
+		"url": u, "id": id, "node_id": nodeID("PR", id), "html_url": html,
+		"diff_url": html + ".diff", "patch_url": html + ".patch", "issue_url": issue,
+		"commits_url": u + "/commits", "review_comments_url": u + "/comments",
+		"review_comment_url": apiRoot + "/repos/" + full + "/pulls/comments{/number}",
+		"comments_url":       issue + "/comments", "statuses_url": statuses,
+		"number": pr.Number, "state": "open", "locked": false,
+		"title": pr.Title, "body": nullable(pr.Body), "draft": pr.Draft,
+		"user":   userJSON(user, typ),
+		"labels": []any{}, "milestone": nil, "active_lock_reason": nil,
+		"created_at": created, "updated_at": created, "closed_at": nil, "merged_at": nil,
+		"merge_commit_sha": nil, "assignee": nil, "assignees": []any{},
+		"requested_reviewers": []any{}, "requested_teams": []any{},
+		"head": ref(headOwner, head, pr.HeadRef, pr.HeadSHA),
+		"base": ref(s.Owner, full, pr.BaseRef, pr.BaseSHA),
+		"_links": map[string]any{
+			"self": link(u), "html": link(html), "issue": link(issue), "comments": link(issue + "/comments"),
+			"review_comments": link(u + "/comments"), "review_comment": link(apiRoot + "/repos/" + full + "/pulls/comments{/number}"),
+			"commits": link(u + "/commits"), "statuses": link(statuses),
+		},
+		"author_association": "CONTRIBUTOR", "auto_merge": nil,
+		"merged": false, "mergeable": nil, "rebaseable": nil, "mergeable_state": "unknown",
+		"merged_by": nil, "comments": 0, "review_comments": len(s.ReviewComments(pr.Number)),
+		"maintainer_can_modify": false, "commits": 1 + len(pr.OtherSHAs),
+		"additions": adds, "deletions": dels, "changed_files": changed,
+	}
 }
 
 func (s *Server) listFiles(w http.ResponseWriter, r *http.Request) {
 	pr, ok := s.pull(w, r)
-	if !ok {
+	if !ok || !s.specOK(w, r, RouteListFiles) {
 		return
 	}
 	files := pr.Files
 	if len(files) > MaxFiles {
 		files = files[:MaxFiles]
 	}
-	paginate(w, r, files)
-}
-
-func (s *Server) listReviewComments(w http.ResponseWriter, r *http.Request) {
-	pr, ok := s.pull(w, r)
-	if !ok {
-		return
-	}
-	out := []map[string]any{}
-	for _, c := range s.ReviewComments(pr.Number) {
-		out = append(out, c.json())
+	out := make([]map[string]any, len(files))
+	for i, f := range files {
+		out[i] = s.fileJSON(pr, f)
 	}
 	paginate(w, r, out)
 }
 
-func (c ReviewComment) json() map[string]any {
+// fileJSON is GitHub's diff-entry for f. An empty Patch is left out, as
+// GitHub does for binary or very large files.
+func (s *Server) fileJSON(pr *PullRequest, f File) map[string]any {
+	full := s.Owner + "/" + s.Repo
 	m := map[string]any{
-		"id": c.ID, "pull_request_review_id": c.ReviewID, "path": c.Path,
-		"line": c.Line, "side": c.Side, "body": c.Body, "commit_id": c.CommitID,
-		"user": map[string]any{"login": c.User},
+		"sha":      fakeSHA(pr.HeadSHA + ":" + f.Filename),
+		"filename": f.Filename, "status": f.Status,
+		"additions": f.Additions, "deletions": f.Deletions, "changes": f.Additions + f.Deletions,
+		"blob_url":     fmt.Sprintf("%s/%s/blob/%s/%s", htmlRoot, full, pr.HeadSHA, f.Filename),
+		"raw_url":      fmt.Sprintf("%s/%s/raw/%s/%s", htmlRoot, full, pr.HeadSHA, f.Filename),
+		"contents_url": fmt.Sprintf("%s/repos/%s/contents/%s?ref=%s", apiRoot, full, f.Filename, pr.HeadSHA),
 	}
-	if c.StartLine > 0 {
-		m["start_line"], m["start_side"] = c.StartLine, c.StartSide
+	if f.PreviousFilename != "" {
+		m["previous_filename"] = f.PreviousFilename
+	}
+	if f.Patch != "" {
+		m["patch"] = f.Patch
 	}
 	return m
 }
 
-func (s *Server) listReviews(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listReviewComments(w http.ResponseWriter, r *http.Request) {
 	pr, ok := s.pull(w, r)
-	if !ok {
+	if !ok || !s.specOK(w, r, RouteListReviewComments) {
 		return
 	}
 	out := []map[string]any{}
-	for _, rv := range s.Reviews(pr.Number) {
-		out = append(out, rv.json())
+	for _, c := range s.ReviewComments(pr.Number) {
+		out = append(out, s.commentJSON(pr, c))
 	}
 	paginate(w, r, out)
 }
 
-func (rv Review) json() map[string]any {
-	return map[string]any{
-		"id": rv.ID, "body": rv.Body, "state": rv.State, "commit_id": rv.CommitID,
-		"user": map[string]any{"login": rv.User},
+// commentJSON is GitHub's pull-request-review-comment for c on pr.
+func (s *Server) commentJSON(pr *PullRequest, c ReviewComment) map[string]any {
+	full := s.Owner + "/" + s.Repo
+	user := cmp.Or(c.User, "octocat")
+	commit := cmp.Or(c.CommitID, pr.HeadSHA)
+	side := cmp.Or(c.Side, "RIGHT")
+	hunk := ""
+	for _, f := range pr.Files {
+		if f.Filename == c.Path {
+			hunk = diffHunk(f.Patch, side, c.Line)
+		}
 	}
+	s.mu.Lock()
+	created := timestamp(cmp.Or(s.times[c.ID].created, s.now()))
+	s.mu.Unlock()
+	u := fmt.Sprintf("%s/repos/%s/pulls/comments/%d", apiRoot, full, c.ID)
+	html := fmt.Sprintf("%s/%s/pull/%d#discussion_r%d", htmlRoot, full, pr.Number, c.ID)
+	var review any
+	if c.ReviewID != 0 {
+		review = c.ReviewID
+	}
+	m := map[string]any{
+		"url": u, "id": c.ID, "node_id": nodeID("PRRC", c.ID), "pull_request_review_id": review,
+		"diff_hunk": hunk, "path": c.Path, "commit_id": commit, "original_commit_id": commit,
+		"user": userJSON(user, userType(user)), "body": c.Body,
+		"created_at": created, "updated_at": created,
+		"html_url": html, "pull_request_url": pullURL(s.Owner, s.Repo, pr.Number),
+		"author_association": "NONE",
+		"_links": map[string]any{
+			"self": link(u), "html": link(html), "pull_request": link(pullURL(s.Owner, s.Repo, pr.Number)),
+		},
+		"start_line": nil, "original_start_line": nil, "start_side": nil,
+		"line": c.Line, "original_line": c.Line, "side": side, "subject_type": "line",
+	}
+	if c.StartLine > 0 {
+		m["start_line"], m["original_start_line"], m["start_side"] = c.StartLine, c.StartLine, cmp.Or(c.StartSide, side)
+	}
+	return m
+}
+
+// userType is "Bot" for a login ending in "[bot]", else "User".
+func userType(login string) string {
+	if strings.HasSuffix(login, "[bot]") {
+		return "Bot"
+	}
+	return "User"
+}
+
+func (s *Server) listReviews(w http.ResponseWriter, r *http.Request) {
+	pr, ok := s.pull(w, r)
+	if !ok || !s.specOK(w, r, RouteListReviews) {
+		return
+	}
+	out := []map[string]any{}
+	for _, rv := range s.Reviews(pr.Number) {
+		out = append(out, s.reviewJSON(pr, rv))
+	}
+	paginate(w, r, out)
+}
+
+// reviewJSON is GitHub's pull-request-review for rv on pr.
+func (s *Server) reviewJSON(pr *PullRequest, rv Review) map[string]any {
+	full := s.Owner + "/" + s.Repo
+	user := cmp.Or(rv.User, "octocat")
+	html := fmt.Sprintf("%s/%s/pull/%d#pullrequestreview-%d", htmlRoot, full, pr.Number, rv.ID)
+	m := map[string]any{
+		"id": rv.ID, "node_id": nodeID("PRR", rv.ID), "user": userJSON(user, userType(user)),
+		"body": rv.Body, "state": rv.State, "commit_id": nullable(rv.CommitID),
+		"html_url": html, "pull_request_url": pullURL(s.Owner, s.Repo, pr.Number),
+		"_links": map[string]any{
+			"html": link(html), "pull_request": link(pullURL(s.Owner, s.Repo, pr.Number)),
+		},
+		"author_association": "NONE",
+	}
+	s.mu.Lock()
+	t, ok := s.times[rv.ID]
+	s.mu.Unlock()
+	if ok && rv.State != "PENDING" {
+		m["submitted_at"] = timestamp(t.created)
+	}
+	return m
 }
 
 type reviewBody struct {
@@ -254,7 +355,11 @@ func (s *Server) createReview(w http.ResponseWriter, r *http.Request) {
 	}
 	var b reviewBody
 	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
-		s.errorJSON(w, r, http.StatusBadRequest, "Problems parsing JSON", nil, docsURL(route))
+		// A value of the wrong type is GitHub's 422; only JSON it
+		// cannot parse is a 400.
+		if s.specOK(w, r, route) {
+			s.errorJSON(w, r, http.StatusBadRequest, "Problems parsing JSON", nil, docsURL(route))
+		}
 		return
 	}
 	event := ""
@@ -302,8 +407,12 @@ func (s *Server) createReview(w http.ResponseWriter, r *http.Request) {
 		rc.CommitID = commit
 		comments = append(comments, rc)
 	}
+	if !s.specOK(w, r, route) {
+		return
+	}
 	s.mu.Lock()
 	rv := Review{ID: s.id(), PR: pr.Number, CommitID: commit, Event: event, State: state, Body: body, User: "github-actions[bot]"}
+	s.stamp(rv.ID)
 	if s.reviews == nil {
 		s.reviews = map[int][]Review{}
 	}
@@ -313,10 +422,11 @@ func (s *Server) createReview(w http.ResponseWriter, r *http.Request) {
 	s.reviews[pr.Number] = append(s.reviews[pr.Number], rv)
 	for _, c := range comments {
 		c.ID, c.ReviewID, c.User = s.id(), rv.ID, rv.User
+		s.stamp(c.ID)
 		s.comments[pr.Number] = append(s.comments[pr.Number], c)
 	}
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, rv.json())
+	writeJSON(w, http.StatusOK, s.reviewJSON(pr, rv))
 }
 
 // checkComment returns GitHub's 422 text for a comment GitHub would reject.

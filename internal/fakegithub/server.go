@@ -2,6 +2,7 @@ package fakegithub
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -90,8 +91,13 @@ type Server struct {
 	comments  map[int][]ReviewComment
 	faults    map[string][]*Fault
 	requests  []Request
-	mux       *http.ServeMux
-	muxOnce   sync.Once
+	// times holds when each object (by id) was created and, for check
+	// runs, completed.
+	times      map[int64]objTimes
+	violations []string
+	checked    map[testing.TB]bool // by FailOnViolations
+	mux        *http.ServeMux
+	muxOnce    sync.Once
 }
 
 // New returns a fake for owner/repo with DefaultToken and
@@ -102,12 +108,37 @@ func New(owner, repo string) *Server {
 
 // Start serves s on a loopback httptest server closed at the end of the
 // test. Its URL is the API root for api.github.com style clients; URL +
-// "/api/v3" works too.
+// "/api/v3" works too. At the end of the test it fails the test with
+// every violation of GitHub's REST API description (see Violations).
 func (s *Server) Start(tb testing.TB) *httptest.Server {
 	tb.Helper()
 	ts := httptest.NewServer(s)
 	tb.Cleanup(ts.Close)
+	s.FailOnViolations(tb)
 	return ts
+}
+
+// FailOnViolations fails tb at its end with each violation of GitHub's
+// REST API description that s saw (see Violations). Start calls it; tests
+// that serve s otherwise, e.g. through Transport, call it themselves.
+// It does so once per tb, however often it is called.
+func (s *Server) FailOnViolations(tb testing.TB) {
+	tb.Helper()
+	s.mu.Lock()
+	if s.checked == nil {
+		s.checked = map[testing.TB]bool{}
+	}
+	done := s.checked[tb]
+	s.checked[tb] = true
+	s.mu.Unlock()
+	if done {
+		return
+	}
+	tb.Cleanup(func() {
+		for _, v := range s.Violations() {
+			tb.Errorf("fakegithub: GitHub's REST API description does not allow: %s", v)
+		}
+	})
 }
 
 // Transport returns an in-memory http.RoundTripper that hands each request
@@ -226,31 +257,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r2.URL.Path = rec.Path
 		r2.URL.RawPath = ""
 	}
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	s.mux.ServeHTTP(sw, r2)
+	// The answer is buffered so that it can be checked against GitHub's
+	// description before it leaves.
+	st := &specState{body: body}
+	r2 = r2.WithContext(context.WithValue(r2.Context(), specKey{}, st))
+	buf := httptest.NewRecorder()
+	s.mux.ServeHTTP(buf, r2)
+	rec.Status = s.checkResponse(w, r2, st.in, buf)
 	rec.Route = r2.Pattern
-	rec.Status = sw.status
 	s.mu.Lock()
 	s.requests = append(s.requests, rec)
 	s.mu.Unlock()
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	wrote  bool
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if !w.wrote {
-		w.status, w.wrote = code, true
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	w.wrote = true
-	return w.ResponseWriter.Write(b)
 }
 
 func (s *Server) routes() {
@@ -270,9 +287,11 @@ func (s *Server) routes() {
 
 // handle registers h behind what every GitHub route does first:
 // authentication (401), scripted faults, the repository (404) and write
-// permission (403).
+// permission (403). Before those it checks the request against GitHub's
+// description (see specOK).
 func (s *Server) handle(route string, write bool, h http.HandlerFunc) {
 	s.mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) {
+		s.validateRequest(r, route)
 		access := s.access(r.Header.Get("Authorization"))
 		if access == noAccess {
 			s.errorJSON(w, r, http.StatusUnauthorized, MsgBadCredentials, nil, "https://docs.github.com/rest")
@@ -409,6 +428,24 @@ func (s *Server) now() time.Time {
 func (s *Server) id() int64 {
 	s.nextID++
 	return s.nextID
+}
+
+type objTimes struct{ created, completed time.Time }
+
+// stamp records that object id was created now. Call with s.mu held.
+func (s *Server) stamp(id int64) {
+	if s.times == nil {
+		s.times = map[int64]objTimes{}
+	}
+	s.times[id] = objTimes{created: s.now()}
+}
+
+// stampCompleted records when c was first completed. Call with s.mu held.
+func (s *Server) stampCompleted(c *CheckRun) {
+	if t := s.times[c.ID]; c.Status == "completed" && t.completed.IsZero() {
+		t.completed = s.now()
+		s.times[c.ID] = t
+	}
 }
 
 // paginate serves items page by page like GitHub: per_page (default 30,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,18 @@ import (
 
 const pr = 3
 
+// newServer serves a pull request with two files; the test fails on any
+// request or answer that GitHub's REST API description does not allow.
 func newServer(t *testing.T) (*Server, string) {
+	t.Helper()
+	s, url := newLenientServer(t)
+	s.FailOnViolations(t)
+	return s, url
+}
+
+// newLenientServer is newServer for tests that send what the description
+// does not allow on purpose, and check Violations themselves.
+func newLenientServer(t *testing.T) (*Server, string) {
 	t.Helper()
 	s := New("o", "r")
 	s.AddPullRequest(PullRequest{
@@ -24,8 +36,22 @@ func newServer(t *testing.T) (*Server, string) {
 			{Filename: "bin", Status: "modified"},
 		},
 	})
-	ts := s.Start(t)
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
 	return s, ts.URL
+}
+
+// checkViolations fails t unless s recorded exactly one violation
+// containing want, or none when want is "".
+func checkViolations(t *testing.T, s *Server, want string) {
+	t.Helper()
+	got := s.Violations()
+	switch {
+	case want == "" && len(got) > 0:
+		t.Errorf("Violations() = %q, want none", got)
+	case want != "" && (len(got) != 1 || !strings.Contains(got[0], want)):
+		t.Errorf("Violations() = %q, want one containing %q", got, want)
+	}
 }
 
 type answer struct {
@@ -42,6 +68,9 @@ func do(t *testing.T, method, url, token string, body any) (answer, http.Header,
 		r = strings.NewReader(string(b))
 	}
 	req, _ := http.NewRequestWithContext(t.Context(), method, url, r)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -82,32 +111,35 @@ func TestCheckRunValidation(t *testing.T) {
 		create map[string]any
 		update map[string]any // sent to the created run when create succeeds
 		want   answer
+		// violation is part of the one violation of GitHub's description
+		// the fake records; "" for none.
+		violation string
 	}{
-		{"created", DefaultToken, map[string]any{"name": "warden", "head_sha": "h", "status": "in_progress"}, nil, answer{Status: 201}},
-		{"no token", "", map[string]any{"name": "warden", "head_sha": "h"}, nil, answer{Status: 401, Message: MsgBadCredentials}},
-		{"wrong token", "nope", map[string]any{"name": "warden", "head_sha": "h"}, nil, answer{Status: 401, Message: MsgBadCredentials}},
-		{"read-only token", DefaultReadOnlyToken, map[string]any{"name": "warden", "head_sha": "h"}, nil, answer{Status: 403, Message: MsgNoWriteAccess}},
-		{"no name", DefaultToken, map[string]any{"head_sha": "h"}, nil, answer{Status: 422, Message: "Invalid request.\n\n\"name\" wasn't supplied."}},
+		{"created", DefaultToken, map[string]any{"name": "warden", "head_sha": "h", "status": "in_progress"}, nil, answer{Status: 201}, ""},
+		{"no token", "", map[string]any{"name": "warden", "head_sha": "h"}, nil, answer{Status: 401, Message: MsgBadCredentials}, ""},
+		{"wrong token", "nope", map[string]any{"name": "warden", "head_sha": "h"}, nil, answer{Status: 401, Message: MsgBadCredentials}, ""},
+		{"read-only token", DefaultReadOnlyToken, map[string]any{"name": "warden", "head_sha": "h"}, nil, answer{Status: 403, Message: MsgNoWriteAccess}, ""},
+		{"no name", DefaultToken, map[string]any{"head_sha": "h"}, nil, answer{Status: 422, Message: "Invalid request.\n\n\"name\" wasn't supplied."}, "/name: property \"name\" is missing"},
 		{"bad conclusion", DefaultToken, map[string]any{"name": "w", "head_sha": "h", "conclusion": "passed"}, nil,
-			answer{Status: 422, Message: `Invalid request.` + "\n\n" + `"passed" is not a member of ["action_required" "cancelled" "failure" "neutral" "success" "skipped" "timed_out"].`}},
+			answer{Status: 422, Message: `Invalid request.` + "\n\n" + `"passed" is not a member of ["action_required" "cancelled" "failure" "neutral" "success" "skipped" "timed_out"].`}, "/conclusion: value is not one of the allowed values"},
 		{"completed without conclusion", DefaultToken, map[string]any{"name": "w", "head_sha": "h", "status": "completed"}, nil,
-			answer{Status: 422, Message: "Invalid request.\n\n\"conclusion\" wasn't supplied."}},
-		{"50 annotations", DefaultToken, map[string]any{"name": "w", "head_sha": "h", "output": output("s", 50)}, nil, answer{Status: 201}},
+			answer{Status: 422, Message: "Invalid request.\n\n\"conclusion\" wasn't supplied."}, ""},
+		{"50 annotations", DefaultToken, map[string]any{"name": "w", "head_sha": "h", "output": output("s", 50)}, nil, answer{Status: 201}, ""},
 		{"51 annotations", DefaultToken, map[string]any{"name": "w", "head_sha": "h", "output": output("s", 51)}, nil,
-			answer{Status: 422, Message: "Invalid request.\n\nNo more than 50 items are allowed; 51 were supplied."}},
-		{"summary at the limit, in characters", DefaultToken, map[string]any{"name": "w", "head_sha": "h", "output": output(strings.Repeat("ü", 65535), 0)}, nil, answer{Status: 201}},
+			answer{Status: 422, Message: "Invalid request.\n\nNo more than 50 items are allowed; 51 were supplied."}, "/output/annotations: maximum number of items is 50"},
+		{"summary at the limit, in characters", DefaultToken, map[string]any{"name": "w", "head_sha": "h", "output": output(strings.Repeat("ü", 65535), 0)}, nil, answer{Status: 201}, ""},
 		{"summary over the limit", DefaultToken, map[string]any{"name": "w", "head_sha": "h", "output": output(strings.Repeat("x", 65536), 0)}, nil,
-			answer{Status: 422, Message: "Invalid request.\n\nOnly 65535 characters are allowed; 65536 were supplied."}},
+			answer{Status: 422, Message: "Invalid request.\n\nOnly 65535 characters are allowed; 65536 were supplied."}, "/output/summary: maximum string length is 65535"},
 		{"update with 51 annotations", DefaultToken, map[string]any{"name": "w", "head_sha": "h"}, map[string]any{"output": output("s", 51)},
-			answer{Status: 422, Message: "Invalid request.\n\nNo more than 50 items are allowed; 51 were supplied."}},
+			answer{Status: 422, Message: "Invalid request.\n\nNo more than 50 items are allowed; 51 were supplied."}, "PATCH /repos/o/r/check-runs/1: request: /output/annotations: maximum number of items is 50"},
 		{"update with a bad conclusion", DefaultToken, map[string]any{"name": "w", "head_sha": "h"}, map[string]any{"conclusion": "stale"},
-			answer{Status: 422, Message: `Invalid request.` + "\n\n" + `"stale" is not a member of ["action_required" "cancelled" "failure" "neutral" "success" "skipped" "timed_out"].`}},
-		{"update completes", DefaultToken, map[string]any{"name": "w", "head_sha": "h"}, map[string]any{"conclusion": "neutral", "output": output("s", 3)}, answer{Status: 200}},
+			answer{Status: 422, Message: `Invalid request.` + "\n\n" + `"stale" is not a member of ["action_required" "cancelled" "failure" "neutral" "success" "skipped" "timed_out"].`}, ""},
+		{"update completes", DefaultToken, map[string]any{"name": "w", "head_sha": "h"}, map[string]any{"conclusion": "neutral", "output": output("s", 3)}, answer{Status: 200}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, url := newServer(t)
+			s, url := newLenientServer(t)
 			got, _, raw := do(t, "POST", url+"/repos/o/r/check-runs", tt.token, tt.create)
 			if tt.update != nil && got.Status == 201 {
 				var run struct{ ID int64 }
@@ -117,6 +149,7 @@ func TestCheckRunValidation(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("answer (-want +got):\n%s", diff)
 			}
+			checkViolations(t, s, tt.violation)
 		})
 	}
 }
@@ -167,31 +200,33 @@ func TestReviewValidation(t *testing.T) {
 		body         map[string]any
 		want         answer
 		wantComments int
+		violation    string // part of the one violation recorded; "" for none
 	}{
-		{"lines in the diff", DefaultToken, review(line("a.go", 1), line("a.go", 5), line("a.go", 14), multi(2, 4), multi(12, 14)), answer{Status: 200}, 5},
-		{"context line", DefaultToken, review(line("a.go", 4)), answer{Status: 200}, 1},
-		{"line between hunks", DefaultToken, review(line("a.go", 1), line("a.go", 8)), unprocessable(MsgLineNotInDiff), 0},
-		{"line after the last hunk", DefaultToken, review(line("a.go", 15)), unprocessable(MsgLineNotInDiff), 0},
-		{"start in another hunk", DefaultToken, review(multi(4, 12)), unprocessable(MsgStartSameHunk), 0},
-		{"start outside the diff", DefaultToken, review(multi(7, 12)), unprocessable(MsgLineNotInDiff), 0},
-		{"left side", DefaultToken, review(map[string]any{"path": "a.go", "line": 11, "side": "LEFT", "body": "b"}), answer{Status: 200}, 1},
-		{"left side outside", DefaultToken, review(map[string]any{"path": "a.go", "line": 5, "side": "LEFT", "body": "b"}), unprocessable(MsgLineNotInDiff), 0},
-		{"file without patch", DefaultToken, review(line("bin", 1)), unprocessable("diff hunk can't be blank"), 0},
-		{"file not in the pull request", DefaultToken, review(line("c.go", 1)), unprocessable("Path could not be resolved"), 0},
+		{"lines in the diff", DefaultToken, review(line("a.go", 1), line("a.go", 5), line("a.go", 14), multi(2, 4), multi(12, 14)), answer{Status: 200}, 5, ""},
+		{"context line", DefaultToken, review(line("a.go", 4)), answer{Status: 200}, 1, ""},
+		{"line between hunks", DefaultToken, review(line("a.go", 1), line("a.go", 8)), unprocessable(MsgLineNotInDiff), 0, ""},
+		{"line after the last hunk", DefaultToken, review(line("a.go", 15)), unprocessable(MsgLineNotInDiff), 0, ""},
+		{"start in another hunk", DefaultToken, review(multi(4, 12)), unprocessable(MsgStartSameHunk), 0, ""},
+		{"start outside the diff", DefaultToken, review(multi(7, 12)), unprocessable(MsgLineNotInDiff), 0, ""},
+		{"left side", DefaultToken, review(map[string]any{"path": "a.go", "line": 11, "side": "LEFT", "body": "b"}), answer{Status: 200}, 1, ""},
+		{"left side outside", DefaultToken, review(map[string]any{"path": "a.go", "line": 5, "side": "LEFT", "body": "b"}), unprocessable(MsgLineNotInDiff), 0, ""},
+		{"file without patch", DefaultToken, review(line("bin", 1)), unprocessable("diff hunk can't be blank"), 0, ""},
+		{"file not in the pull request", DefaultToken, review(line("c.go", 1)), unprocessable("Path could not be resolved"), 0, ""},
 		{"comment body too long", DefaultToken, review(map[string]any{"path": "a.go", "line": 1, "body": strings.Repeat("x", MaxBody+1)}),
-			unprocessable("Body is too long (maximum is 65536 characters)"), 0},
-		{"review body at the limit", DefaultToken, map[string]any{"event": "COMMENT", "body": strings.Repeat("ü", MaxBody)}, answer{Status: 200}, 0},
+			unprocessable("Body is too long (maximum is 65536 characters)"), 0, ""},
+		{"review body at the limit", DefaultToken, map[string]any{"event": "COMMENT", "body": strings.Repeat("ü", MaxBody)}, answer{Status: 200}, 0, ""},
 		{"review body too long", DefaultToken, map[string]any{"event": "COMMENT", "body": strings.Repeat("x", MaxBody+1)},
-			unprocessable("Body is too long (maximum is 65536 characters)"), 0},
-		{"comment without body", DefaultToken, map[string]any{"event": "COMMENT"}, unprocessable("Body is required for this event"), 0},
-		{"unknown commit", DefaultToken, map[string]any{"event": "COMMENT", "body": "x", "commit_id": "other"}, unprocessable("No commit found for SHA: other"), 0},
-		{"bad event", DefaultToken, map[string]any{"event": "LGTM", "body": "x"}, unprocessable(`Event "LGTM" is not one of APPROVE, REQUEST_CHANGES, COMMENT`), 0},
-		{"read-only token", DefaultReadOnlyToken, review(line("a.go", 1)), answer{Status: 403, Message: MsgNoWriteAccess}, 0},
+			unprocessable("Body is too long (maximum is 65536 characters)"), 0, ""},
+		{"comment without body", DefaultToken, map[string]any{"event": "COMMENT"}, unprocessable("Body is required for this event"), 0, ""},
+		{"unknown commit", DefaultToken, map[string]any{"event": "COMMENT", "body": "x", "commit_id": "other"}, unprocessable("No commit found for SHA: other"), 0, ""},
+		{"bad event", DefaultToken, map[string]any{"event": "LGTM", "body": "x"}, unprocessable(`Event "LGTM" is not one of APPROVE, REQUEST_CHANGES, COMMENT`), 0,
+			`/event: value is not one of the allowed values ["APPROVE","REQUEST_CHANGES","COMMENT"]`},
+		{"read-only token", DefaultReadOnlyToken, review(line("a.go", 1)), answer{Status: 403, Message: MsgNoWriteAccess}, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s, url := newServer(t)
+			s, url := newLenientServer(t)
 			got, _, _ := do(t, "POST", fmt.Sprintf("%s/repos/o/r/pulls/%d/reviews", url, pr), tt.token, tt.body)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("answer (-want +got):\n%s", diff)
@@ -199,6 +234,7 @@ func TestReviewValidation(t *testing.T) {
 			if n := len(s.ReviewComments(pr)); n != tt.wantComments {
 				t.Errorf("comments stored = %d, want %d (a rejected review stores none)", n, tt.wantComments)
 			}
+			checkViolations(t, s, tt.violation)
 		})
 	}
 }

@@ -41,6 +41,7 @@ func newFake(t *testing.T) *fakegithub.Server {
 	t.Helper()
 	f := fakegithub.New(testOwner, testRepo)
 	f.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: testFiles})
+	f.FailOnViolations(t) // also for tests that use f.Transport()
 	return f
 }
 

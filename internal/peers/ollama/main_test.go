@@ -1,0 +1,223 @@
+package ollama
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/org/warden/execution"
+	"github.com/org/warden/execution/openai"
+)
+
+// tinyModel is the name the tiny model is registered under, and its
+// Modelfile: a plain role template, a 512-token context and a fixed
+// sampling seed.
+const tinyModel = "warden-tiny"
+
+var (
+	tinyTemplate = "{{- range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}assistant: "
+	tinyParams   = map[string]any{"num_ctx": 512, "seed": 42}
+)
+
+// The peer, set up once by TestMain for every test.
+var peer struct {
+	bin     string // the ollama binary
+	missing string // why there is no server; "" when there is one
+	strict  bool   // CI=true or WARDEN_REAL_PEERS=1: a missing peer fails
+	scratch string // temporary directory of the servers
+	models  string // OLLAMA_MODELS, shared by every server
+	main    *Server
+	path    string // PATH for the servers
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	peer.strict = os.Getenv("CI") == "true" || os.Getenv("WARDEN_REAL_PEERS") == "1"
+	peer.path = os.Getenv("PATH")
+	peer.bin = os.Getenv("WARDEN_OLLAMA_BIN")
+	if peer.bin == "" {
+		home, _ := os.UserHomeDir()
+		peer.bin = filepath.Join(home, ".cache", "warden-peers", "bin", "ollama")
+	}
+	if _, err := os.Stat(peer.bin); err != nil {
+		peer.missing = fmt.Sprintf("ollama binary not found at %s: .ci/run builds it (go install github.com/ollama/ollama@v0.6.5; set WARDEN_OLLAMA_BIN)", peer.bin)
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "warden-ollama-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	peer.scratch = dir
+	peer.models = filepath.Join(dir, "models")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := startServer(ctx, "main")
+	if err != nil {
+		peer.missing = fmt.Sprintf("ollama at %s did not start: %v", peer.bin, err)
+		peer.strict = true // the binary is there: a failure to run it is always a failure
+		return m.Run()
+	}
+	peer.main = srv
+	defer srv.Close()
+	var gguf bytes.Buffer
+	if err := WriteTinyModel(&gguf, 42); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	err = srv.CreateModel(ctx, Model{Name: tinyModel, GGUF: gguf.Bytes(), Template: tinyTemplate, Parameters: tinyParams})
+	if err != nil {
+		peer.missing = fmt.Sprintf("create the tiny model: %v\nserver log:\n%s", err, srv.Tail())
+		peer.strict = true
+		return m.Run()
+	}
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "--- ollama serve log (%s), last lines:\n%s\n", srv.Log, srv.Tail())
+	}
+	return code
+}
+
+// startServer starts a server named name (its scratch directory) on the
+// shared models directory, with extra environment entries.
+func startServer(ctx context.Context, name string, env ...string) (*Server, error) {
+	return Start(ctx, Config{
+		Binary:    peer.bin,
+		Dir:       filepath.Join(peer.scratch, name),
+		ModelsDir: peer.models,
+		Env:       append([]string{"PATH=" + peer.path}, env...),
+	})
+}
+
+// mainServer returns the server TestMain started, or ends the test: it fails
+// when the peer is required (CI=true, WARDEN_REAL_PEERS=1, or the binary
+// is there but would not run) and skips otherwise.
+func mainServer(t *testing.T) *Server {
+	t.Helper()
+	if peer.missing != "" {
+		if peer.strict {
+			t.Fatal(peer.missing)
+		}
+		t.Skip(peer.missing)
+	}
+	return peer.main
+}
+
+// recorder keeps the bodies of every request sent and answer received
+// through it, for assertions on what crossed the wire.
+type recorder struct {
+	base http.RoundTripper
+
+	mu        sync.Mutex
+	exchanges []exchange
+}
+
+type exchange struct {
+	request  []byte
+	status   int
+	header   http.Header
+	response []byte // the whole body, streamed or not
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+		req.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	resp, err := r.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.exchanges = append(r.exchanges, exchange{request: body, status: resp.StatusCode, header: resp.Header.Clone()})
+	i := len(r.exchanges) - 1
+	r.mu.Unlock()
+	resp.Body = &recordedBody{ReadCloser: resp.Body, r: r, i: i}
+	return resp, nil
+}
+
+type recordedBody struct {
+	io.ReadCloser
+	r *recorder
+	i int
+}
+
+func (b *recordedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.r.mu.Lock()
+	b.r.exchanges[b.i].response = append(b.r.exchanges[b.i].response, p[:n]...)
+	b.r.mu.Unlock()
+	return n, err
+}
+
+func (r *recorder) all() []exchange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]exchange, len(r.exchanges))
+	for i, e := range r.exchanges {
+		out[i] = e
+		out[i].response = bytes.Clone(e.response)
+	}
+	return out
+}
+
+// newProvider returns warden's real OpenAI-compatible provider for srv's
+// /v1 API, with a recorder on its transport.
+func newProvider(t *testing.T, srv *Server) (*openai.Provider, *recorder) {
+	t.Helper()
+	rec := &recorder{base: http.DefaultTransport}
+	p, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", HTTPClient: &http.Client{Transport: rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, rec
+}
+
+// testPolicy is the default policy with budgets that fit a test and a
+// backoff short enough not to matter; the real server's own time is real.
+func testPolicy() execution.Policy {
+	p := execution.DefaultPolicy()
+	p.Budget = 3 * time.Minute
+	p.ItemBudget = 2 * time.Minute
+	p.RequestTimeout = time.Minute
+	p.MinAttempt = time.Second
+	p.Reserve = time.Second
+	p.Backoff = 50 * time.Millisecond
+	return p
+}
+
+// newEngine returns an engine on routes with testPolicy changed by mod.
+func newEngine(t *testing.T, routes []execution.Route, mod func(*execution.Policy), opts execution.Options) *execution.Engine {
+	t.Helper()
+	p := testPolicy()
+	if mod != nil {
+		mod(&p)
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.New(rand.NewPCG(1, 2))
+	}
+	e, err := execution.New(routes, p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}

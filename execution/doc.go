@@ -57,8 +57,10 @@
 // first-token and idle watchdogs (StreamTimeouts) inside the attempt.
 //
 // Every attempt, sent or not, is an Attempt in its Result; Engine.Stats sums
-// them per route for the report and OnRouteEvent reports breaker
-// transitions, cool-downs and disabled routes as they happen.
+// them per route for the report (calls by outcome, duration and time to
+// first token percentiles, failovers in and out, breaker openings, tokens)
+// and OnRouteEvent reports breaker transitions, cool-downs and disabled
+// routes as they happen.
 //
 // It must not import warden's review, hunks, skills, report or cmd packages,
 // go-openai (confined to execution/openai) or go-github.

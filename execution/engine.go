@@ -37,6 +37,10 @@ type Route struct {
 	PriceOutputPerMTok      float64
 	PriceCachedInputPerMTok float64
 
+	// APIKeyEnv is the name of the environment variable that holds the
+	// route's key, for the report's policy audit; never the key itself.
+	APIKeyEnv string
+
 	// Breaker configures the route's circuit breaker; the zero value takes
 	// DefaultBreakerSettings.
 	Breaker BreakerSettings
@@ -264,6 +268,7 @@ type Attempt struct {
 	FirstByte         time.Duration // from sending to the first byte or data event; 0 when unknown
 	Duration          time.Duration // from sending to the answer or error
 	Usage             Usage
+	ResponseModel     string // the model the server said answered; empty when unknown
 	Class             Class
 	RetryAfter        time.Duration // the server's Retry-After, when it gave one
 	Decision          string        // what the engine did next: Decision*

@@ -278,7 +278,7 @@ func TestAttemptRecords(t *testing.T) {
 				Class: ClassOverloaded, Decision: DecisionRetry, Breaker: "closed"},
 			{Route: "r0", Model: "model-r0", Kind: KindRetry, Number: 2, Start: 3*sec + backoff, TimeoutBase: 2 * time.Minute, TimeoutEffective: 2 * time.Minute,
 				Deadline: 2*time.Minute - 3*sec - backoff, ItemRemaining: 5*time.Minute - 3*sec - backoff, ReviewRemaining: 870*sec - 3*sec - backoff,
-				Backoff: backoff, Duration: 4 * sec, Usage: Usage{PromptTokens: 10, CompletionTokens: 5},
+				Backoff: backoff, Duration: 4 * sec, Usage: Usage{PromptTokens: 10, CompletionTokens: 5}, ResponseModel: "model-r0",
 				Class: ClassSuccess, Decision: DecisionDone, Breaker: "closed"},
 		}
 		if diff := cmp.Diff(want, res.Attempts, cmpopts.IgnoreFields(Attempt{}, "Err")); diff != "" {

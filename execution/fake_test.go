@@ -17,6 +17,7 @@ type step struct {
 	ra      string        // Retry-After header
 	content string
 	panic   any
+	ttft    time.Duration // the Response's FirstByte
 }
 
 // fakeProvider is an in-memory Provider driven by a script. It records the
@@ -87,7 +88,7 @@ func (f *fakeProvider) Complete(ctx context.Context, req *Request) (*Response, e
 	if c == "" {
 		c = "ok from " + f.name
 	}
-	return &Response{Content: c, Model: req.Model, Usage: Usage{PromptTokens: 10, CompletionTokens: 5}}, nil
+	return &Response{Content: c, Model: req.Model, Usage: Usage{PromptTokens: 10, CompletionTokens: 5}, FirstByte: s.ttft}, nil
 }
 
 func (f *fakeProvider) calls() []time.Duration {

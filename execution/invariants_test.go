@@ -97,7 +97,8 @@ func newChaos(seed uint64) chaos {
 // deadline; retries per (item, route) ≤ the cap; no call to a route while
 // its breaker is open (except the probe: at most one in flight while
 // half-open), inside a cool-down or after it is disabled; calls in flight
-// per route ≤ its cap; exactly one result per item; a cancelled review
+// per route ≤ its cap; failovers out of routes = failovers into the next
+// ones, as the statistics count them; exactly one result per item; a cancelled review
 // returns at once; no goroutine left behind (synctest fails otherwise).
 func TestInvariants(t *testing.T) {
 	t.Parallel()
@@ -238,7 +239,38 @@ func checkChaos(t *testing.T, c chaos, cov *coverage) string {
 			return msg
 		}
 	}
+	if msg := failoverBalance(e.Stats(), results); msg != "" {
+		return msg
+	}
 	checkCooldowns(t, w)
+	return ""
+}
+
+// failoverBalance checks the route statistics' failovers against the
+// attempt records: out of a route for every failover decision there, into
+// it for every failover attempt, and as many in as out over all routes.
+func failoverBalance(stats []execution.RouteStats, results []execution.Result) string {
+	in, out := map[string]int{}, map[string]int{}
+	for _, r := range results {
+		for _, a := range r.Attempts {
+			if a.Kind == execution.KindFailover {
+				in[a.Route]++
+			}
+			if a.Decision == execution.DecisionFailover {
+				out[a.Route]++
+			}
+		}
+	}
+	sumIn, sumOut := 0, 0
+	for _, s := range stats {
+		if s.FailoversIn != in[s.Name] || s.FailoversOut != out[s.Name] {
+			return fmt.Sprintf("route %s: failovers in/out %d/%d, attempts say %d/%d", s.Name, s.FailoversIn, s.FailoversOut, in[s.Name], out[s.Name])
+		}
+		sumIn, sumOut = sumIn+s.FailoversIn, sumOut+s.FailoversOut
+	}
+	if sumIn != sumOut {
+		return fmt.Sprintf("failovers in %d, out %d over all routes", sumIn, sumOut)
+	}
 	return ""
 }
 

@@ -120,6 +120,7 @@ type routeState struct {
 	inflight      int
 	stats         RouteStats // counters only; Stats fills the rest
 	durations     []time.Duration
+	firstBytes    []time.Duration // of the sent calls that reported one
 }
 
 func (e *Engine) newRun(now time.Time) *runState {
@@ -484,7 +485,7 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 		resp, err := e.send(itemCtx, r, &req, routeEnd, st.item.Accept)
 		a.Duration = time.Since(sendAt)
 		if resp != nil {
-			a.Usage, a.FirstByte = resp.Usage, resp.FirstByte
+			a.Usage, a.FirstByte, a.ResponseModel = resp.Usage, resp.FirstByte, resp.Model
 		}
 		if e.policy.caps() {
 			u := a.Usage
@@ -558,10 +559,11 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 
 		ra, hasRA := retryAfter(err, time.Now())
 		if hasRA || a.Class == ClassRateLimited {
-			if !hasRA {
+			if hasRA {
+				a.RetryAfter = ra // the server's; a 429 without one leaves it 0
+			} else {
 				ra = e.policy.RateLimitBackoff
 			}
-			a.RetryAfter = ra
 			e.coolDown(r, ra, a.Class)
 		}
 		if retryable(a.Class, err) {
@@ -655,6 +657,23 @@ func (st *itemState) record(a Attempt) {
 		st.lastReject = len(st.attempts) - 1
 	} else {
 		st.lastSent = len(st.attempts) - 1
+	}
+	// Failovers, counted where every attempt passes: out of this route
+	// when the engine moves on, into it when the item arrives.
+	if a.Kind == KindFailover || a.Decision == DecisionFailover {
+		for _, r := range st.rs.routes {
+			if r.r.Name == a.Route {
+				r.count(func(s *RouteStats) {
+					if a.Kind == KindFailover {
+						s.FailoversIn++
+					}
+					if a.Decision == DecisionFailover {
+						s.FailoversOut++
+					}
+				})
+				break
+			}
+		}
 	}
 }
 
@@ -841,6 +860,9 @@ func (r *routeState) finish(a Attempt, retry bool) {
 	}
 	s.Usage = s.Usage.Add(a.Usage)
 	r.durations = append(r.durations, a.Duration)
+	if a.FirstByte > 0 {
+		r.firstBytes = append(r.firstBytes, a.FirstByte)
+	}
 }
 
 func (r *routeState) count(f func(*RouteStats)) {

@@ -43,8 +43,10 @@ type RouteEvent struct {
 
 // RouteStats summarizes one route over the most recent Run, for the
 // report's routes[] (calls, ok, failed, timeouts, p50_ms, p95_ms,
-// circuit_opens). Calls = OK + Failed + Timeouts + Cancelled; rejected
-// attempts (never sent) are counted apart.
+// ttft_p50_ms, ttft_p95_ms, failovers_in, failovers_out, circuit_opens,
+// tokens). Calls = OK + Failed + Timeouts + Cancelled; rejected attempts
+// (never sent) are counted apart. It is the one place these numbers are
+// computed: reports map them, they do not recount.
 type RouteStats struct {
 	Name  string
 	Model string
@@ -58,6 +60,18 @@ type RouteStats struct {
 	Rejected  int // attempts the engine did not send (Attempt.Reason says why)
 
 	P50, P95, Max time.Duration // of the sent calls' durations (nearest rank); 0 without calls
+	// TTFTP50 and TTFTP95 are the time to first token of the sent calls
+	// that reported one (Attempt.FirstByte > 0: the first byte of a
+	// non-streaming answer, the first data event of a stream), nearest
+	// rank; 0 when no call reported one.
+	TTFTP50, TTFTP95 time.Duration
+
+	// FailoversOut counts items that left this route for the next one
+	// (an attempt here, sent or rejected, whose Decision is
+	// DecisionFailover); FailoversIn counts items that arrived here from
+	// a previous route (an attempt of KindFailover). Over all routes of a
+	// Run the two sums are equal.
+	FailoversIn, FailoversOut int
 
 	CircuitOpens int          // times the breaker opened
 	Breaker      BreakerState // at the time of the Stats call
@@ -88,11 +102,16 @@ func (e *Engine) Stats() []RouteStats {
 		s.Breaker = st
 		s.Disabled, s.DisabledClass, s.DisabledErr = r.disabled, r.disabledClass, r.disabledErr
 		durs := slices.Clone(r.durations)
+		ttfts := slices.Clone(r.firstBytes)
 		r.mu.Unlock()
 		s.CircuitOpens = r.br.openCount()
 		if len(durs) > 0 {
 			slices.Sort(durs)
 			s.P50, s.P95, s.Max = nearestRank(durs, 50), nearestRank(durs, 95), durs[len(durs)-1]
+		}
+		if len(ttfts) > 0 {
+			slices.Sort(ttfts)
+			s.TTFTP50, s.TTFTP95 = nearestRank(ttfts, 50), nearestRank(ttfts, 95)
 		}
 		out[i] = s
 	}

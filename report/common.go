@@ -325,6 +325,54 @@ func fmtTimeout(ms int64) string {
 
 func fmtCost(usd float64) string { return fmt.Sprintf("$%.4f", usd) }
 
+// pair is "3.1s/9.8s", or "-" when both are unknown (zero).
+func pair(p50, p95 int64) string {
+	if p50 <= 0 && p95 <= 0 {
+		return "-"
+	}
+	return fmtElapsed(p50) + "/" + fmtElapsed(p95)
+}
+
+// tokensPair is a route's prompt and completion tokens, "12,345/2,345".
+func tokensPair(rt review.RouteStats) string {
+	return fmtCount(rt.PromptTokens) + "/" + fmtCount(rt.CompletionTokens)
+}
+
+// routeCost is a route's cost, or "-" for a route without a price (a
+// zero cost there means unknown, not free).
+func routeCost(rt review.RouteStats) string {
+	if !rt.Priced && rt.CostUSD == 0 {
+		return "-"
+	}
+	return fmtCost(rt.CostUSD)
+}
+
+// modelCalled reports whether the review called a model: it has route
+// statistics or an attempt.
+func modelCalled(r *review.Report) bool {
+	if len(r.Routes) > 0 {
+		return true
+	}
+	for _, it := range r.Items {
+		if len(it.Attempts) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fallbackSummary is "2 items were served by a route other than their first
+// attempt's (fallback: 2)".
+func fallbackSummary(fbs []fallbackItem) string {
+	by := make([]string, len(fbs))
+	for i, f := range fbs {
+		by[i] = f.route
+	}
+	served := joinTally(tally(by), func(e tallyEntry) string { return e.key + ": " + fmtCount(e.n) })
+	return fmt.Sprintf("%s served by a route other than %s first attempt's (%s)",
+		wereItems(len(fbs)), pick(len(fbs), "its", "their"), served)
+}
+
 // sanitize removes what must never reach a terminal or a renderer from
 // untrusted text: C0 and C1 control characters (escape sequences), bidi
 // overrides and isolates (Trojan Source), and invalid UTF-8. Newlines are

@@ -7,7 +7,8 @@
 // what an incomplete outcome means, coverage per skill, the work that failed
 // or was skipped grouped by reason with files and line ranges, the routes
 // with every fallback named, budget and tokens, the ignored paths, then the
-// findings. It stays under GitHub's 65,535-byte limit by cutting the ignored
+// findings; the diagnoses (review.Diagnose) follow the outcome. The text
+// format names fallbacks and diagnoses too: a fallback is never silent. It stays under GitHub's 65,535-byte limit by cutting the ignored
 // paths, then the file lists, then the least severe findings, and says what
 // it cut. Choosing a check run's title and conclusion is report/github's.
 //

@@ -52,8 +52,20 @@ func reviewedItem(skill, path string, start, end, prio int) review.Item {
 }
 
 // goldenCases are the reports every format is rendered from. Each call
-// builds fresh values, so tests may not share them by accident.
+// builds fresh values, so tests may not share them by accident. Reports
+// with attempts carry the diagnoses review.Diagnose derives from them, as
+// review.Run's do.
 func goldenCases() []reportCase {
+	cases := handCases()
+	for _, c := range cases {
+		if c.report.Outcome != review.OutcomeDryRun && len(c.report.Items) > 0 {
+			c.report.Diagnoses = review.Diagnose(c.report)
+		}
+	}
+	return cases
+}
+
+func handCases() []reportCase {
 	return []reportCase{
 		{name: "complete", opts: Options{ToolVersion: "v0.3.0"}, report: &review.Report{
 			Schema:  review.Schema,
@@ -94,7 +106,8 @@ func goldenCases() []reportCase {
 				{Path: "api/gen/api.pb.go", Reason: "generated"},
 			},
 			Routes: []review.RouteStats{
-				{Name: "primary", Model: "moonshotai/kimi-k2", Calls: 4, OK: 4, P50MS: 3100, P95MS: 9800, CostUSD: 0.0084},
+				{Name: "primary", Model: "moonshotai/kimi-k2", Calls: 4, OK: 4, P50MS: 3100, P95MS: 9800, CostUSD: 0.0084,
+					TTFTP50MS: 900, TTFTP95MS: 2100, PromptTokens: 12345, CompletionTokens: 2345, CachedTokens: 1000, Priced: true},
 			},
 			Policy:     testPolicy(),
 			Usage:      review.Usage{PromptTokens: 12345, CompletionTokens: 2345, CachedTokens: 1000, CostUSD: 0.0084},
@@ -131,8 +144,10 @@ func goldenCases() []reportCase {
 			},
 			Ignored: []review.Ignored{{Path: "vendor/golang.org/x/net/http2/frame.go", Reason: "vendored"}},
 			Routes: []review.RouteStats{
-				{Name: "primary", Model: "moonshotai/kimi-k2", Calls: 4, OK: 1, Failed: 3, Timeouts: 1, P50MS: 5000, P95MS: 240000, CircuitOpens: 1, CostUSD: 0.0042},
-				{Name: "fallback", Model: "openai/gpt-4.1-mini", Calls: 2, OK: 1, Failed: 1, Timeouts: 1, P50MS: 4200, P95MS: 60000, CostUSD: 0.0011},
+				{Name: "primary", Model: "moonshotai/kimi-k2", Calls: 4, OK: 1, Failed: 3, Timeouts: 1, P50MS: 5000, P95MS: 240000, CircuitOpens: 1, CostUSD: 0.0042,
+					TTFTP50MS: 1200, TTFTP95MS: 4100, FailoversOut: 2, PromptTokens: 7000, CompletionTokens: 500, Priced: true},
+				{Name: "fallback", Model: "openai/gpt-4.1-mini", Calls: 2, OK: 1, Failed: 1, Timeouts: 1, P50MS: 4200, P95MS: 60000, CostUSD: 0.0011,
+					TTFTP50MS: 800, TTFTP95MS: 800, FailoversIn: 2, PromptTokens: 2000, CompletionTokens: 300, Priced: true},
 			},
 			Policy:     testPolicy(),
 			Usage:      review.Usage{PromptTokens: 9000, CompletionTokens: 800, CostUSD: 0.0053},
@@ -200,7 +215,7 @@ func goldenCases() []reportCase {
 				{Skill: "style", Path: "main.go", StartLine: 1, EndLine: 20, Priority: 3, Status: review.StatusFailed,
 					Reason: "auth", Route: "primary", TimeoutEffectiveMS: 120000},
 			},
-			Routes:     []review.RouteStats{{Name: "primary", Model: "moonshotai/kimi-k2", Calls: 1, Failed: 1, P50MS: 180, P95MS: 180}},
+			Routes:     []review.RouteStats{{Name: "primary", Model: "moonshotai/kimi-k2", Calls: 1, Failed: 1, P50MS: 180, P95MS: 180, Disabled: "auth"}},
 			Policy:     testPolicy(),
 			DurationMS: 950,
 		}},

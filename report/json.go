@@ -29,6 +29,8 @@ func normalized(r *review.Report) *review.Report {
 	c.Findings = nonNil(c.Findings)
 	c.Ignored = nonNil(c.Ignored)
 	c.Routes = nonNil(c.Routes)
+	c.Diagnoses = nonNil(c.Diagnoses)
+	c.Policy.Routes = nonNil(c.Policy.Routes)
 	items := make([]review.Item, len(r.Items))
 	for i, it := range r.Items {
 		it.Attempts = nonNil(it.Attempts)

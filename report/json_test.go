@@ -50,12 +50,14 @@ func TestJSONEmptyLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Findings, Items, Ignored, Routes json.RawMessage
+		Findings, Items, Ignored, Routes, Diagnoses json.RawMessage
+		Policy                                      struct{ Routes json.RawMessage }
 	}
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	for name, raw := range map[string]json.RawMessage{"findings": got.Findings, "ignored": got.Ignored, "routes": got.Routes} {
+	for name, raw := range map[string]json.RawMessage{"findings": got.Findings, "ignored": got.Ignored, "routes": got.Routes,
+		"diagnoses": got.Diagnoses, "policy.routes": got.Policy.Routes} {
 		if string(raw) != "[]" {
 			t.Errorf("Write(json) %s = %s, want []", name, raw)
 		}
@@ -88,7 +90,8 @@ func TestJSONKeys(t *testing.T) {
 		got = append(got, k)
 	}
 	slices.Sort(got)
-	want := []string{"duration_ms", "findings", "ignored", "items", "outcome", "policy", "routes", "schema", "summary", "usage"}
+	// diagnoses is additive to the contract of DESIGN.md §5.
+	want := []string{"diagnoses", "duration_ms", "findings", "ignored", "items", "outcome", "policy", "routes", "schema", "summary", "usage"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Write(json) top-level keys (-want +got):\n%s", diff)
 	}

@@ -30,6 +30,7 @@ const (
 	mdMaxSuggestion  = 8000 // bytes of a suggestion; longer ones are left out
 	mdMaxCell        = 200  // bytes of a table cell's text
 	mdMaxFileLine    = 300  // bytes of a path with its line ranges
+	mdMaxDiagnosis   = 600  // bytes of a diagnosis
 )
 
 // When the summary is too long, sections are cut in this order, each saying
@@ -83,6 +84,7 @@ func markdownDoc(r *review.Report, opts Options) *mdDoc {
 	if m := mdMeaning(r, c); m != "" {
 		d.fixed(m + "\n\n")
 	}
+	d.fixed(mdDiagnoses(r))
 	coverage := mdCoverage(r)
 	d.add(coverage)
 
@@ -252,26 +254,24 @@ func mdReasonGroup(g reasonGroup) *mdSection {
 // silent: with model calls made, the list says "none" when there was none.
 func mdRoutes(r *review.Report) (routes, fb *mdSection) {
 	routes, fb = &mdSection{}, &mdSection{}
-	called := len(r.Routes) > 0
-	for _, it := range r.Items {
-		called = called || len(it.Attempts) > 0
-	}
-	if !called {
+	if !modelCalled(r) {
 		return routes, fb
 	}
 	routes.head = "### Routes\n\n"
 	if len(r.Routes) == 0 {
 		routes.head += "The report has no route statistics.\n\n"
 	}
-	routes.table = "| Route | Model | Calls | OK | Timeouts | Failed | p95 | Circuit opens | Cost |\n" +
-		"| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+	routes.table = "| Route | Model | Calls | OK | Timeouts | Failed | p50 / p95 | TTFT p50 / p95 | Failovers in / out | Circuit opens | Tokens in / out | Cost |\n" +
+		"| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 	for _, rt := range r.Routes {
-		routes.rows = append(routes.rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		routes.rows = append(routes.rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s |\n",
 			mdCell(rt.Name), mdCell(rt.Model), fmtCount(rt.Calls), fmtCount(rt.OK), fmtCount(rt.Timeouts), fmtCount(rt.Failed),
-			fmtElapsed(rt.P95MS), fmtCount(rt.CircuitOpens), fmtCost(rt.CostUSD)))
+			strings.ReplaceAll(pair(rt.P50MS, rt.P95MS), "/", " / "), strings.ReplaceAll(pair(rt.TTFTP50MS, rt.TTFTP95MS), "/", " / "),
+			fmtCount(rt.FailoversIn), fmtCount(rt.FailoversOut), fmtCount(rt.CircuitOpens),
+			strings.ReplaceAll(tokensPair(rt), "/", " / "), routeCost(rt)))
 	}
 	routes.more = func(n int) string {
-		return fmt.Sprintf("| _… and %s_ | | | | | | | | |\n", plural(n, "more route", "more routes"))
+		return fmt.Sprintf("| _… and %s_ | | | | | | | | | | | |\n", plural(n, "more route", "more routes"))
 	}
 	routes.none = func(n int) string {
 		return fmt.Sprintf("_%s not listed to fit GitHub's size limit; the JSON report file has them._\n",
@@ -291,13 +291,7 @@ func mdRoutes(r *review.Report) (routes, fb *mdSection) {
 		fb.head = "**Fallbacks:** none; every reviewed item was served by its first attempt's route.\n\n"
 		return routes, fb
 	}
-	by := make([]string, len(fbs))
-	for i, f := range fbs {
-		by[i] = f.route
-	}
-	served := joinTally(tally(by), func(e tallyEntry) string { return e.key + ": " + fmtCount(e.n) })
-	fb.head = fmt.Sprintf("**Fallbacks:** %s served by a route other than %s first attempt's (%s):\n\n",
-		wereItems(len(fbs)), pick(len(fbs), "its", "their"), mdEscape(served))
+	fb.head = "**Fallbacks:** " + mdEscape(fallbackSummary(fbs)) + ":\n\n"
 	for _, f := range fbs {
 		it := f.item
 		fb.rows = append(fb.rows, fmt.Sprintf("- %s (%s): %s\n",
@@ -312,6 +306,20 @@ func mdRoutes(r *review.Report) (routes, fb *mdSection) {
 	}
 	fb.tail = "\n"
 	return routes, fb
+}
+
+// mdDiagnoses is the report's diagnoses as a list, or "".
+func mdDiagnoses(r *review.Report) string {
+	if len(r.Diagnoses) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("### Diagnosis\n\n")
+	for _, d := range r.Diagnoses {
+		b.WriteString("- " + mdEscape(clip(dash(oneLine(d.Message)), mdMaxDiagnosis)) + "\n")
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // mdBudget is the time used against the review budget, and the tokens.

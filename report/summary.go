@@ -286,6 +286,16 @@ func routeChain(it review.Item) string {
 	return strings.Join(routes, " → ")
 }
 
+// ServedByFallback counts the reviewed items that a route other than their
+// first attempt's served, so that every summary can say so: a fallback is
+// never silent.
+func ServedByFallback(r *review.Report) int {
+	if r == nil {
+		return 0
+	}
+	return len(fallbacks(r.Items))
+}
+
 // fallbackItem is a reviewed item that a route other than its first
 // attempt's served.
 type fallbackItem struct {

@@ -82,6 +82,8 @@ func writeText(buf *bytes.Buffer, r *review.Report, opts Options) error {
 	textNotReviewed(buf, r, c, p)
 	textIgnored(buf, r, p)
 	textRoutes(buf, r, p)
+	textFallbacks(buf, r, p)
+	textDiagnoses(buf, r, p)
 	textUsage(buf, r)
 	return nil
 }
@@ -190,19 +192,54 @@ func groupIgnored(ig []review.Ignored) []ignoredGroup {
 	return out
 }
 
+// textRoutes is the route health table: calls and how they ended (OK,
+// timeouts, other failures), duration and time to first token (p50/p95),
+// failovers in and out, breaker openings, tokens and cost.
 func textRoutes(buf *bytes.Buffer, r *review.Report, p palette) {
 	if len(r.Routes) == 0 {
 		return
 	}
 	buf.WriteString("\n" + p.paint(sgrBold, "Routes") + "\n")
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ROUTE\tMODEL\tCALLS\tOK\tFAILED\tTIMEOUTS\tP50\tP95\tCIRCUIT OPENS\tCOST")
+	fmt.Fprintln(tw, "  ROUTE\tMODEL\tCALLS\tOK\tTIMEOUTS\tFAILED\tP50/P95\tTTFT P50/P95\tFAILOVERS IN/OUT\tCIRCUIT OPENS\tTOKENS IN/OUT\tCOST")
 	for _, rt := range r.Routes {
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", cell(rt.Name), cell(rt.Model),
-			rt.Calls, rt.OK, rt.Failed, rt.Timeouts, fmtElapsed(rt.P50MS), fmtElapsed(rt.P95MS),
-			rt.CircuitOpens, fmtCost(rt.CostUSD))
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", cell(rt.Name), cell(rt.Model),
+			rt.Calls, rt.OK, rt.Timeouts, rt.Failed, pair(rt.P50MS, rt.P95MS), pair(rt.TTFTP50MS, rt.TTFTP95MS),
+			rt.FailoversIn, rt.FailoversOut, rt.CircuitOpens, tokensPair(rt), routeCost(rt))
 	}
 	tw.Flush()
+}
+
+// textFallbacks names every reviewed item a fallback route served, or says
+// there was none: a fallback is never silent.
+func textFallbacks(buf *bytes.Buffer, r *review.Report, p palette) {
+	if !modelCalled(r) {
+		return
+	}
+	fbs := fallbacks(r.Items)
+	if len(fbs) == 0 {
+		if countItems(r).reviewed > 0 {
+			buf.WriteString("\nFallbacks: none; every reviewed item was served by its first attempt's route.\n")
+		}
+		return
+	}
+	buf.WriteString("\n" + p.paint(sgrBoldYel, "Fallbacks ("+strconv.Itoa(len(fbs))+")") + " — " +
+		fallbackSummary(fbs) + "\n")
+	for _, f := range fbs {
+		it := f.item
+		fmt.Fprintf(buf, "  %s (%s): %s\n", textLoc(dash(it.Path), it.StartLine, it.EndLine), dash(oneLine(it.Skill)), f.path)
+	}
+}
+
+// textDiagnoses lists the report's diagnoses, one a line.
+func textDiagnoses(buf *bytes.Buffer, r *review.Report, p palette) {
+	if len(r.Diagnoses) == 0 {
+		return
+	}
+	buf.WriteString("\n" + p.paint(sgrBoldYel, "Diagnosis") + "\n")
+	for _, d := range r.Diagnoses {
+		buf.WriteString("  " + dash(oneLine(d.Message)) + "\n")
+	}
 }
 
 func textUsage(buf *bytes.Buffer, r *review.Report) {

@@ -1,6 +1,9 @@
 // Package review is warden's use case: it plans work items (skill × chunk),
 // builds their prompts, runs them through the execution engine, parses and
-// validates the answers into findings, and decides the outcome.
+// validates the answers into findings, and decides the outcome. Diagnose
+// reads the report's attempt records and names the probable cause of failed
+// calls (a deadline too short, a stalled backend, a provider-wide event, a
+// key problem, an unknown model, rate limiting), once for every format.
 //
 // It owns the vocabulary every other layer speaks: Finding, Severity,
 // Outcome, Item, Report, and the Publisher interface that report sinks

@@ -57,6 +57,39 @@ type Attempt struct {
 	// Reason says why an attempt was not sent or what the engine decided
 	// ("circuit_open", "retry_budget", ...); empty for a plain attempt.
 	Reason string `json:"reason,omitempty"`
+
+	// The fields below are additive to the contract and omitted when zero.
+
+	Number int `json:"number,omitempty"` // 1-based among the item's attempts
+	// StartMS is when the request was sent (or rejected), since the review
+	// started; DurationMS runs from there.
+	StartMS int64 `json:"start_ms,omitempty"`
+	// DeadlineMS is the time the attempt was given: TimeoutEffectiveMS
+	// clipped to the item's and the review's budgets, retries on a route
+	// sharing the first attempt's deadline.
+	DeadlineMS        int64 `json:"deadline_ms,omitempty"`
+	ItemRemainingMS   int64 `json:"item_remaining_ms,omitempty"`   // item budget left when sent
+	ReviewRemainingMS int64 `json:"review_remaining_ms,omitempty"` // review budget (less the reserve) left when sent
+	QueueWaitMS       int64 `json:"queue_wait_ms,omitempty"`       // cool-down, bulkhead and pacing wait before sending
+	BackoffMS         int64 `json:"backoff_ms,omitempty"`          // the wait before this retry
+	RetryAfterMS      int64 `json:"retry_after_ms,omitempty"`      // the server's Retry-After, when it gave one
+	// TTFTMS is the time from sending to the first byte of the answer (the
+	// first data event of a stream); omitted when unknown.
+	TTFTMS           int64  `json:"ttft_ms,omitempty"`
+	PromptTokens     int    `json:"prompt_tokens,omitempty"`
+	CompletionTokens int    `json:"completion_tokens,omitempty"`
+	CachedTokens     int    `json:"cached_tokens,omitempty"`  // the part of PromptTokens served from the provider's cache
+	ResponseModel    string `json:"response_model,omitempty"` // the model the server said answered
+	// Decision is what the engine did next: "done", "retry", "failover",
+	// "fail" or "stop".
+	Decision string `json:"decision,omitempty"`
+	// Breaker is the route's circuit-breaker state when the attempt was
+	// admitted: "closed", "open" or "half_open".
+	Breaker string `json:"breaker,omitempty"`
+	// ServerAddress and ServerPort are the route's host and explicit port
+	// (from its base URL, never its path or credentials).
+	ServerAddress string `json:"server_address,omitempty"`
+	ServerPort    int    `json:"server_port,omitempty"`
 }
 
 // Item is one work item: one skill on one chunk.
@@ -72,6 +105,15 @@ type Item struct {
 	TimeoutEffectiveMS int64      `json:"timeout_effective_ms"`
 	CostUSD            float64    `json:"cost_usd"`
 	Attempts           []Attempt  `json:"attempts"`
+
+	// The fields below are additive to the contract and omitted when zero.
+
+	// Request is the 1-based number of the model request the item was
+	// sent in: the items of one batch (Policy.BatchSkills) share it, and
+	// with it their attempts, which were made once.
+	Request    int   `json:"request,omitempty"`
+	StartMS    int64 `json:"start_ms,omitempty"`    // since the review started; omitted for an item never started
+	DurationMS int64 `json:"duration_ms,omitempty"` // from the item's start to its end, retries and failover included
 }
 
 // Ignored is a path that was not reviewed, and why.
@@ -101,6 +143,30 @@ type RouteStats struct {
 	P95MS        int64   `json:"p95_ms"`
 	CircuitOpens int     `json:"circuit_opens"`
 	CostUSD      float64 `json:"cost_usd"`
+
+	// The fields below are additive to the contract; every number comes
+	// from execution.RouteStats.
+
+	// TTFTP50MS and TTFTP95MS are the time to first token of the calls
+	// that reported one (0 when none did).
+	TTFTP50MS int64 `json:"ttft_p50_ms"`
+	TTFTP95MS int64 `json:"ttft_p95_ms"`
+	// FailoversIn counts items that arrived on this route from a previous
+	// one; FailoversOut items that left it for the next.
+	FailoversIn  int `json:"failovers_in"`
+	FailoversOut int `json:"failovers_out"`
+	Retries      int `json:"retries"`   // calls that were retries on this route
+	Rejected     int `json:"rejected"`  // attempts not sent: breaker open, cool-down, bulkhead full, disabled
+	Cancelled    int `json:"cancelled"` // calls ended by the caller or the review budget (in calls, not in failed)
+	// Disabled names the class that took the route out of the review
+	// (auth, payment, model_not_found); empty while it served.
+	Disabled         string `json:"disabled,omitempty"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	CachedTokens     int    `json:"cached_tokens"`
+	// Priced is set when the route has a price, so that CostUSD 0 means
+	// free rather than unknown.
+	Priced bool `json:"priced"`
 }
 
 // Policy is the time and retry policy the review ran under. It never holds a
@@ -127,6 +193,45 @@ type Policy struct {
 	MaxCostUSD         float64 `json:"max_cost_usd,omitempty"`     // 0: no cost cap
 	MaxTotalTokens     int     `json:"max_total_tokens,omitempty"` // 0: no token cap
 	BatchSkills        bool    `json:"batch_skills,omitempty"`
+
+	// The fields below are additive to the contract: the rest of the retry
+	// settings, and the routes as configured.
+
+	RetryBudgetMin    int     `json:"retry_budget_min"`
+	BackoffScheduleMS []int64 `json:"backoff_schedule_ms,omitempty"` // replaces full-jitter backoff when set
+	MaxRetryAfterMS   int64   `json:"max_retry_after_ms"`            // a longer Retry-After fails over
+	MaxQueueWaitMS    int64   `json:"max_queue_wait_ms"`
+	CooldownWaitMaxMS int64   `json:"cooldown_wait_max_ms"`
+	// Routes are the configured routes in failover order, with their base
+	// timeouts and limits. They hold the name of each key's environment
+	// variable, never a key, and the base URL's host, never its path,
+	// query or credentials.
+	Routes []RoutePolicy `json:"routes"`
+}
+
+// RoutePolicy is one route as configured, for the policy audit. It never
+// holds a secret.
+type RoutePolicy struct {
+	Name        string `json:"name"`
+	Model       string `json:"model"`
+	BaseURLHost string `json:"base_url_host"`         // host[:port] only
+	APIKeyEnv   string `json:"api_key_env,omitempty"` // the variable's name; its value is never recorded
+	// RequestTimeoutMS is the base of the route's adaptive deadline (the
+	// route's request_timeout, else the review's).
+	RequestTimeoutMS int64 `json:"request_timeout_ms"`
+	MaxConcurrency   int   `json:"max_concurrency"` // the route's cap, else the review's
+	Stream           bool  `json:"stream"`
+	// FirstTokenTimeoutMS and IdleTimeoutMS are the configured streaming
+	// watchdogs; 0 means the adaptive defaults (execution.StreamTimeouts).
+	FirstTokenTimeoutMS     int64   `json:"first_token_timeout_ms,omitempty"`
+	IdleTimeoutMS           int64   `json:"idle_timeout_ms,omitempty"`
+	MinIntervalMS           int64   `json:"min_interval_ms,omitempty"`
+	JSONSchema              bool    `json:"json_schema"`
+	ResponseHealing         bool    `json:"response_healing,omitempty"`
+	FailoverOnAuth          bool    `json:"failover_on_auth,omitempty"`
+	PriceInputPerMTok       float64 `json:"price_input_per_mtok,omitempty"`
+	PriceOutputPerMTok      float64 `json:"price_output_per_mtok,omitempty"`
+	PriceCachedInputPerMTok float64 `json:"price_cached_input_per_mtok,omitempty"`
 }
 
 // Usage adds up tokens and cost over the review: every attempt's tokens as
@@ -153,6 +258,9 @@ type Report struct {
 	Policy     Policy       `json:"policy"`
 	Usage      Usage        `json:"usage"`
 	DurationMS int64        `json:"duration_ms"`
+	// Diagnoses say why calls failed, derived from the attempts by
+	// Diagnose (additive to the contract).
+	Diagnoses []Diagnosis `json:"diagnoses"`
 }
 
 // Publisher sends a finished report somewhere: a terminal, a file, GitHub.

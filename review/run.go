@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"net/url"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/org/warden/execution"
@@ -57,8 +59,15 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 
 	r := newReport(p, eng, opts)
 	routes := map[string]execution.Route{}
+	type hostPort struct {
+		host string
+		port int
+	}
+	servers := map[string]hostPort{}
 	for _, rt := range eng.Routes() {
 		routes[rt.Name] = rt
+		host, port := serverAddress(rt.BaseURL)
+		servers[rt.Name] = hostPort{host, port}
 	}
 	var findings []Finding
 	var batch *batchAnswer
@@ -66,7 +75,9 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 		g, it := group[i], &r.Items[i]
 		res, size, first := results[g], sizes[g], i == 0 || group[i-1] != g
 		it.TimeoutEffectiveMS = wi.TimeoutEffective.Milliseconds()
+		it.Request, it.StartMS, it.DurationMS = g+1, res.Start.Milliseconds(), res.Duration.Milliseconds()
 		for _, a := range res.Attempts {
+			server := servers[a.Route]
 			it.Attempts = append(it.Attempts, Attempt{
 				Route:              a.Route,
 				Model:              a.Model,
@@ -76,6 +87,23 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 				DurationMS:         a.Duration.Milliseconds(),
 				Class:              a.Class.String(),
 				Reason:             a.Reason,
+				Number:             a.Number,
+				StartMS:            a.Start.Milliseconds(),
+				DeadlineMS:         a.Deadline.Milliseconds(),
+				ItemRemainingMS:    a.ItemRemaining.Milliseconds(),
+				ReviewRemainingMS:  a.ReviewRemaining.Milliseconds(),
+				QueueWaitMS:        a.QueueWait.Milliseconds(),
+				BackoffMS:          a.Backoff.Milliseconds(),
+				RetryAfterMS:       a.RetryAfter.Milliseconds(),
+				TTFTMS:             a.FirstByte.Milliseconds(),
+				PromptTokens:       a.Usage.PromptTokens,
+				CompletionTokens:   a.Usage.CompletionTokens,
+				CachedTokens:       a.Usage.CachedTokens,
+				ResponseModel:      a.ResponseModel,
+				Decision:           a.Decision,
+				Breaker:            a.Breaker,
+				ServerAddress:      server.host,
+				ServerPort:         server.port,
 			})
 			cost := routes[a.Route].Cost(a.Usage)
 			it.CostUSD += cost / float64(size)
@@ -133,7 +161,20 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 	r.Outcome = Decide(r.Items)
 	r.Routes = routeStats(eng)
 	r.DurationMS = time.Since(start).Milliseconds()
+	r.Diagnoses = Diagnose(r)
 	return r
+}
+
+// serverAddress is the host and explicit port of a route's base URL, for
+// the attempts' server_address and server_port: never its path, query or
+// credentials. A URL that does not parse gives neither.
+func serverAddress(baseURL string) (host string, port int) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return "", 0
+	}
+	port, _ = strconv.Atoi(u.Port())
+	return u.Hostname(), port
 }
 
 // acceptAnswer is the engine's check of an answer: one that cannot be parsed
@@ -224,12 +265,13 @@ func summarize(items []Item, findings int) Summary {
 // newReport fills what a report holds before any item has run.
 func newReport(p *Plan, eng *execution.Engine, opts Options) *Report {
 	r := &Report{
-		Schema:   Schema,
-		Findings: []Finding{},
-		Items:    make([]Item, len(p.Items)),
-		Ignored:  slices.Clone(p.Ignored),
-		Routes:   []RouteStats{},
-		Policy:   policyOf(eng.Policy(), opts),
+		Schema:    Schema,
+		Findings:  []Finding{},
+		Items:     make([]Item, len(p.Items)),
+		Ignored:   slices.Clone(p.Ignored),
+		Routes:    []RouteStats{},
+		Policy:    policyOf(eng, opts),
+		Diagnoses: []Diagnosis{},
 	}
 	if r.Ignored == nil {
 		r.Ignored = []Ignored{}
@@ -248,8 +290,12 @@ func newReport(p *Plan, eng *execution.Engine, opts Options) *Report {
 	return r
 }
 
-func policyOf(p execution.Policy, opts Options) Policy {
-	return Policy{
+// policyOf records the policy the review runs under, and its routes as
+// configured: never a key, only the name of its variable, and of each base
+// URL only the host.
+func policyOf(eng *execution.Engine, opts Options) Policy {
+	p := eng.Policy()
+	pol := Policy{
 		BudgetMS:           p.Budget.Milliseconds(),
 		ItemBudgetMS:       p.ItemBudget.Milliseconds(),
 		RequestTimeoutMS:   p.RequestTimeout.Milliseconds(),
@@ -270,7 +316,55 @@ func policyOf(p execution.Policy, opts Options) Policy {
 		MaxCostUSD:         p.MaxCostUSD,
 		MaxTotalTokens:     p.MaxTotalTokens,
 		BatchSkills:        opts.BatchSkills,
+		RetryBudgetRatio:   p.RetryBudgetRatio,
+		RetryBudgetMin:     p.RetryBudgetMin,
+		MaxRetryAfterMS:    p.MaxRetryAfter.Milliseconds(),
+		MaxQueueWaitMS:     p.MaxQueueWait.Milliseconds(),
+		CooldownWaitMaxMS:  p.CooldownWaitMax.Milliseconds(),
+		Routes:             []RoutePolicy{},
 	}
+	for _, d := range p.BackoffSchedule {
+		pol.BackoffScheduleMS = append(pol.BackoffScheduleMS, d.Milliseconds())
+	}
+	for _, rt := range eng.Routes() {
+		timeout, limit := rt.RequestTimeout, rt.MaxConcurrency
+		if timeout <= 0 {
+			timeout = p.RequestTimeout
+		}
+		if limit <= 0 {
+			limit = p.MaxConcurrency
+		}
+		pol.Routes = append(pol.Routes, RoutePolicy{
+			Name:                    rt.Name,
+			Model:                   rt.Model,
+			BaseURLHost:             urlHost(rt.BaseURL),
+			APIKeyEnv:               rt.APIKeyEnv,
+			RequestTimeoutMS:        timeout.Milliseconds(),
+			MaxConcurrency:          limit,
+			Stream:                  rt.Stream,
+			FirstTokenTimeoutMS:     rt.FirstTokenTimeout.Milliseconds(),
+			IdleTimeoutMS:           rt.IdleTimeout.Milliseconds(),
+			MinIntervalMS:           rt.MinInterval.Milliseconds(),
+			JSONSchema:              !rt.NoSchema,
+			ResponseHealing:         rt.ResponseHealing,
+			FailoverOnAuth:          rt.FailoverOnAuth,
+			PriceInputPerMTok:       rt.PriceInputPerMTok,
+			PriceOutputPerMTok:      rt.PriceOutputPerMTok,
+			PriceCachedInputPerMTok: rt.PriceCachedInputPerMTok,
+		})
+	}
+	return pol
+}
+
+// urlHost is the host[:port] of a base URL: never its scheme's
+// credentials, path or query, which may carry a key. "" when it does not
+// parse.
+func urlHost(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 // routeStats reports the engine's per-route health, in failover order,
@@ -279,18 +373,34 @@ func routeStats(eng *execution.Engine) []RouteStats {
 	stats := eng.Stats()
 	out := make([]RouteStats, 0, len(stats))
 	for i, s := range stats {
-		out = append(out, RouteStats{
-			Name:         s.Name,
-			Model:        s.Model,
-			Calls:        s.Calls,
-			OK:           s.OK,
-			Failed:       s.Failed,
-			Timeouts:     s.Timeouts,
-			P50MS:        s.P50.Milliseconds(),
-			P95MS:        s.P95.Milliseconds(),
-			CircuitOpens: s.CircuitOpens,
-			CostUSD:      eng.Routes()[i].Cost(s.Usage),
-		})
+		rt := eng.Routes()[i]
+		rs := RouteStats{
+			Name:             s.Name,
+			Model:            s.Model,
+			Calls:            s.Calls,
+			OK:               s.OK,
+			Failed:           s.Failed,
+			Timeouts:         s.Timeouts,
+			P50MS:            s.P50.Milliseconds(),
+			P95MS:            s.P95.Milliseconds(),
+			CircuitOpens:     s.CircuitOpens,
+			CostUSD:          rt.Cost(s.Usage),
+			TTFTP50MS:        s.TTFTP50.Milliseconds(),
+			TTFTP95MS:        s.TTFTP95.Milliseconds(),
+			FailoversIn:      s.FailoversIn,
+			FailoversOut:     s.FailoversOut,
+			Retries:          s.Retries,
+			Rejected:         s.Rejected,
+			Cancelled:        s.Cancelled,
+			PromptTokens:     s.Usage.PromptTokens,
+			CompletionTokens: s.Usage.CompletionTokens,
+			CachedTokens:     s.Usage.CachedTokens,
+			Priced:           rt.PriceInputPerMTok > 0 || rt.PriceOutputPerMTok > 0 || rt.PriceCachedInputPerMTok > 0,
+		}
+		if s.Disabled {
+			rs.Disabled = s.DisabledClass.String()
+		}
+		out = append(out, rs)
 	}
 	return out
 }

@@ -135,7 +135,9 @@ func fromGitHub(owner, repo string, p *gh.PullRequest) *pullRequest {
 		body:    p.GetBody(),
 		draft:   p.GetDraft(),
 		author:  p.GetUser().GetLogin(),
-		fork:    p.GetHead().GetRepo().GetFullName() != "" && p.GetHead().GetRepo().GetFullName() != p.GetBase().GetRepo().GetFullName(),
+		// A deleted fork comes back as a null head repository; GitHub gives
+		// its workflows no secrets either.
+		fork: p.GetHead().GetRepo() == nil || p.GetHead().GetRepo().GetFullName() != p.GetBase().GetRepo().GetFullName(),
 	}
 	pr.bot = p.GetUser().GetType() == "Bot" || strings.HasSuffix(pr.author, "[bot]")
 	return pr
@@ -446,9 +448,14 @@ func runAction(e *env, args []string) (code int, err error) {
 	if err != nil {
 		return fail(err)
 	}
+	tel, err := startTelemetry(e, false)
+	if err != nil {
+		return fail(err)
+	}
 	prog := newProgress(e.stderr, len(job.plan.Items))
 	rep := job.run(e.ctx, prog.update)
 	prog.finish()
+	defer tel.finish(e.ctx, rep) // after publishing, also on a cancellation
 	cancelled := e.ctx.Err() != nil
 
 	// Publish: every sink gets the same report, also after a cancellation.

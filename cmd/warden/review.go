@@ -112,9 +112,14 @@ func runReview(e *env, args []string) (int, error) {
 	if o.dryRun {
 		rep = review.DryRun(job.plan, job.eng, job.opts)
 	} else {
+		tel, err := startTelemetry(e, o.verbose)
+		if err != nil {
+			return exitUsage, err
+		}
 		prog := newProgress(e.stderr, len(job.plan.Items))
 		rep = job.run(e.ctx, prog.update)
 		prog.finish()
+		defer tel.finish(e.ctx, rep) // after the report is written, also on an interrupt
 	}
 	if err := writeReport(e, o, rep); err != nil {
 		return exitUsage, err
@@ -337,28 +342,18 @@ func chooseSkills(e *env, cfg *fileConfig, flagged []string) ([]*skills.Skill, e
 // into engine routes. needKeys is false for a dry run: then a missing key or
 // a missing route is not an error, because no model is called.
 func buildRoutes(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]execution.Route, error) {
-	confs := cfg.Routes
+	confs, err := routeConfigs(cfg, getenv, needKeys)
+	if err != nil {
+		return nil, err
+	}
 	if len(confs) == 0 {
-		r, ok, err := envRoute(getenv)
-		switch {
-		case err != nil && needKeys:
-			return nil, &usageError{err}
-		case ok && err == nil:
-			confs = []routeConfig{r}
-		case needKeys:
-			return nil, usagef("no model route: add [[routes]] to warden.toml, or set WARDEN_BASE_URL, WARDEN_MODEL and WARDEN_API_KEY (or OPENAI_API_KEY or OPENROUTER_API_KEY)")
-		default:
-			return []execution.Route{{Name: "none", Provider: noProvider{}}}, nil
-		}
+		return []execution.Route{{Name: "none", Provider: noProvider{}}}, nil
 	}
 	routes := make([]execution.Route, len(confs))
 	for i, rc := range confs {
-		var key execution.Secret
-		if rc.APIKeyEnv != "" {
-			key = execution.Secret(getenv(rc.APIKeyEnv))
-			if key == "" && needKeys {
-				return nil, &usageError{&missingKeyError{route: rc.Name, env: rc.APIKeyEnv}}
-			}
+		key, err := routeKey(rc, getenv, needKeys)
+		if err != nil {
+			return nil, err
 		}
 		p, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: key})
 		if err != nil {
@@ -367,6 +362,7 @@ func buildRoutes(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]
 		routes[i] = execution.Route{
 			Name:               rc.Name,
 			BaseURL:            rc.BaseURL,
+			APIKeyEnv:          rc.APIKeyEnv,
 			Model:              rc.Model,
 			Provider:           p,
 			MaxConcurrency:     rc.MaxConcurrency,
@@ -385,6 +381,38 @@ func buildRoutes(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]
 		}
 	}
 	return routes, nil
+}
+
+// routeConfigs returns the routes to call: warden.toml's [[routes]], else
+// the environment's quick route. needKeys is false for a dry run: then no
+// route at all is not an error (nil, nil), because no model is called.
+func routeConfigs(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]routeConfig, error) {
+	if len(cfg.Routes) > 0 {
+		return cfg.Routes, nil
+	}
+	r, ok, err := envRoute(getenv)
+	switch {
+	case err != nil && needKeys:
+		return nil, &usageError{err}
+	case ok && err == nil:
+		return []routeConfig{r}, nil
+	case needKeys:
+		return nil, usagef("no model route: add [[routes]] to warden.toml, or set WARDEN_BASE_URL, WARDEN_MODEL and WARDEN_API_KEY (or OPENAI_API_KEY or OPENROUTER_API_KEY)")
+	}
+	return nil, nil
+}
+
+// routeKey reads a route's key from its variable; with needKeys, an unset
+// variable is a *missingKeyError naming it.
+func routeKey(rc routeConfig, getenv func(string) string, needKeys bool) (execution.Secret, error) {
+	if rc.APIKeyEnv == "" {
+		return "", nil
+	}
+	key := execution.Secret(getenv(rc.APIKeyEnv))
+	if key == "" && needKeys {
+		return "", &usageError{&missingKeyError{route: rc.Name, env: rc.APIKeyEnv}}
+	}
+	return key, nil
 }
 
 // missingKeyError is a route whose key variable is unset.

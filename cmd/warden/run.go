@@ -52,6 +52,8 @@ const usage = `usage: warden [-C DIR] <command> [flags]
 commands:
   review     review a change (the default outside GitHub Actions)
   action     the GitHub Action entry point (the default when GITHUB_ACTIONS=true)
+  probe      health-check every configured route: one tiny real request each
+             (--config FILE, --format text|json); exits 1 if one is unhealthy
   skills     list or validate review skills: warden skills list|validate [DIR]
   version    print the version
 
@@ -95,6 +97,8 @@ func dispatch(e *env, args []string) (int, error) {
 	switch cmd {
 	case "review":
 		return exitCode(runReview(e, args))
+	case "probe":
+		return exitCode(runProbe(e, args))
 	case "skills":
 		return exitCode(0, runSkills(e, args))
 	case "version":

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
@@ -138,12 +139,19 @@ const MaxTitle = 255
 //	Partial: 37 of 40 reviewed, 2 timed out, 1 skipped (budget); 2 findings, 1 critical
 //	Provider unavailable: 0 of 40 reviewed (auth)
 //	Cancelled: 12 of 40 reviewed; 1 finding
+//	Complete: no findings; 2 via fallback
 //
 // Only critical and high findings are counted by severity; the total counts
-// every finding. The title is at most MaxTitle bytes, on one line.
+// every finding. Reviewed items that a fallback route served are counted
+// last ("; 2 via fallback"): a fallback is never silent. The title is at
+// most MaxTitle bytes, on one line.
 func Title(r *review.Report, cancelled bool) string {
 	if r == nil {
 		r = &review.Report{}
+	}
+	fb := ""
+	if n := report.ServedByFallback(r); n > 0 {
+		fb = fmt.Sprintf("; %d via fallback", n)
 	}
 	c := countItems(r)
 	var s string
@@ -155,11 +163,11 @@ func Title(r *review.Report, cancelled bool) string {
 	case isComplete(r):
 		switch {
 		case len(r.Findings) > 0:
-			return clipTitle("Complete: " + findingsTitle(r.Findings))
+			return clipTitle("Complete: " + findingsTitle(r.Findings) + fb)
 		case c.planned == 0:
 			return "Complete: nothing needed review"
 		default:
-			return "Complete: no findings"
+			return clipTitle("Complete: no findings" + fb)
 		}
 	case r.Outcome == review.OutcomeProviderUnavailable:
 		s = fmt.Sprintf("Provider unavailable: %d of %d reviewed", c.reviewed, c.planned)
@@ -184,7 +192,7 @@ func Title(r *review.Report, cancelled bool) string {
 	if len(r.Findings) > 0 {
 		s += "; " + findingsTitle(r.Findings)
 	}
-	return clipTitle(s)
+	return clipTitle(s + fb)
 }
 
 // findingsTitle is "1 finding", "3 findings, 1 high" or "5 findings, 1

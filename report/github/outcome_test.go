@@ -101,6 +101,17 @@ func TestParseIncompleteConclusion(t *testing.T) {
 	}
 }
 
+// viaFallback returns n reviewed items that the fallback route served after
+// the primary timed out.
+func viaFallback(n int) []review.Item {
+	out := items(review.StatusReviewed, "", n)
+	for i := range out {
+		out[i].Route = "fallback"
+		out[i].Attempts = []review.Attempt{{Route: "primary", Class: "timeout"}, {Route: "fallback", Class: "success"}}
+	}
+	return out
+}
+
 func TestTitle(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -127,6 +138,17 @@ func TestTitle(t *testing.T) {
 			false, "Complete: 1 finding",
 		},
 		{"complete, none", &review.Report{Outcome: review.OutcomeComplete, Items: items(review.StatusReviewed, "", 4)}, false, "Complete: no findings"},
+		{
+			"complete, a fallback served two items",
+			&review.Report{Outcome: review.OutcomeComplete, Items: concat(items(review.StatusReviewed, "", 2), viaFallback(2))},
+			false, "Complete: no findings; 2 via fallback",
+		},
+		{
+			"partial with findings and a fallback",
+			&review.Report{Outcome: review.OutcomePartial, Items: concat(viaFallback(1), items(review.StatusFailed, "timeout", 1)),
+				Findings: findingsOf(review.SeverityHigh)},
+			false, "Partial: 1 of 2 reviewed, 1 timed out; 1 finding, 1 high; 1 via fallback",
+		},
 		{"complete, nothing to review", &review.Report{Outcome: review.OutcomeComplete}, false, "Complete: nothing needed review"},
 		{
 			"partial",

@@ -1,0 +1,91 @@
+package execution
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// TestStatsHealth: time to first token and failovers in and out are
+// counted per route, and every failover out of one route is a failover into
+// the next.
+func TestStatsHealth(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		t0 := time.Now()
+		// r0: items 0 and 1 answer (TTFT 1s, 3s); then 503s. Item 2 is
+		// retried and fails over; item 3's 503 opens the breaker (3 of 5
+		// calls failed), so its retry is rejected and fails over too. r1
+		// answers with TTFT 2s.
+		f0 := newFake("r0", t0, func(n int) step {
+			switch n {
+			case 0:
+				return step{delay: 2 * sec, ttft: sec}
+			case 1:
+				return step{delay: 4 * sec, ttft: 3 * sec}
+			}
+			return step{delay: sec, status: 503}
+		})
+		f1 := newFake("r1", t0, always(step{delay: 3 * sec, ttft: 2 * sec}))
+		e := mustNew(t, []Route{route("r0", f0), route("r1", f1)}, policy(func(p *Policy) {
+			p.MaxConcurrency = 1
+			p.RetryBudgetMin = 10
+		}), Options{})
+		res := e.Run(t.Context(), testItems(4), nil)
+		for i, r := range res {
+			if r.Status != StatusDone {
+				t.Fatalf("item %d: %s (%v), want done", i, r.Status, kinds(r.Attempts))
+			}
+		}
+		got := e.Stats()
+		want := []RouteStats{
+			{Name: "r0", Model: "model-r0", Calls: 5, OK: 2, Failed: 3, Retries: 1, Rejected: 1,
+				CircuitOpens: 1, Breaker: BreakerOpen, P50: sec, P95: 4 * sec, Max: 4 * sec, TTFTP50: sec, TTFTP95: 3 * sec, FailoversOut: 2,
+				Usage: Usage{PromptTokens: 20, CompletionTokens: 10}},
+			{Name: "r1", Model: "model-r1", Calls: 2, OK: 2,
+				P50: 3 * sec, P95: 3 * sec, Max: 3 * sec, TTFTP50: 2 * sec, TTFTP95: 2 * sec, FailoversIn: 2,
+				Usage: Usage{PromptTokens: 20, CompletionTokens: 10}},
+		}
+		if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(RouteStats{}, "MaxInFlight")); diff != "" {
+			t.Errorf("Stats() mismatch (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestRetryAfterRecorded: Attempt.RetryAfter is the server's Retry-After;
+// a 429 without one waits RateLimitBackoff but records 0.
+func TestRetryAfterRecorded(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		ra   string
+		want time.Duration
+	}{
+		{"with Retry-After", "7", 7 * sec},
+		{"without Retry-After", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				f0 := newFake("r0", time.Now(), func(n int) step {
+					if n == 0 {
+						return step{status: 429, ra: tt.ra}
+					}
+					return step{}
+				})
+				e := mustNew(t, []Route{route("r0", f0)}, policy(func(p *Policy) { p.RateLimitBackoff = 20 * sec }), Options{})
+				res := e.Run(t.Context(), testItems(1), nil)[0]
+				if len(res.Attempts) != 2 {
+					t.Fatalf("attempts %v, want a 429 then a retry", kinds(res.Attempts))
+				}
+				if got := res.Attempts[0].RetryAfter; got != tt.want {
+					t.Errorf("Attempts[0].RetryAfter = %v, want %v", got, tt.want)
+				}
+			})
+		})
+	}
+}

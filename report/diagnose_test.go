@@ -1,0 +1,372 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/warden/execution"
+	"github.com/org/warden/execution/openai"
+	"github.com/org/warden/hunks"
+	"github.com/org/warden/review"
+	"github.com/org/warden/skills"
+)
+
+// This file renders the summaries of real reviews whose routes fail in
+// scripted ways: review.Run with the real engine, the real go-openai client
+// (through execution/openai) and an OpenAI-compatible handler per route,
+// reached over an in-memory http.RoundTripper so that the whole review runs
+// on testing/synctest's virtual clock and every duration in the golden files
+// is exact.
+
+// answer is what a scripted route does with a request for one file.
+type answer struct {
+	delay  time.Duration
+	hang   bool   // never answer
+	status int    // an error status; 0: a good answer
+	code   string // the error body's code
+	header map[string]string
+}
+
+// scripted is one route's OpenAI-compatible endpoint. It answers by the
+// file under review (named in the prompt), never by arrival order, so that
+// concurrent items get the same answers on every run.
+type scripted struct {
+	byFile map[string]answer
+	calls  map[string]int // per file, for answers that change
+	once   map[string]answer
+	mu     sync.Mutex
+}
+
+func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	b, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(b, &body); err != nil || len(body.Messages) == 0 {
+		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+		return
+	}
+	prompt := body.Messages[len(body.Messages)-1].Content
+	chars := 0
+	for _, m := range body.Messages {
+		chars += len(m.Content)
+	}
+	var a answer
+	s.mu.Lock()
+	for file, fa := range s.byFile {
+		if strings.Contains(prompt, "File: "+file+"\n") {
+			a = fa
+			if first, ok := s.once[file]; ok && s.calls[file] == 0 {
+				a = first
+			}
+			s.calls[file]++
+		}
+	}
+	s.mu.Unlock()
+	ctx := r.Context()
+	if a.hang {
+		<-ctx.Done()
+		return
+	}
+	if a.delay > 0 {
+		t := time.NewTimer(a.delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if a.status != 0 {
+		for k, v := range a.header {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(a.status)
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":"error","code":%q}}`, http.StatusText(a.status), a.code)
+		return
+	}
+	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,`+
+		`"choices":[{"index":0,"message":{"role":"assistant","content":"{\"findings\":[]}"},"finish_reason":"stop"}],`+
+		`"usage":{"prompt_tokens":%d,"completion_tokens":12,"total_tokens":%d}}`, body.Model, chars/4, chars/4+12)
+}
+
+// memTransport runs a handler for each request on its own goroutine and
+// streams its answer through a pipe; when the request's context ends, the
+// pipe closes with its cause, as net/http does. No sockets: synctest can
+// tell when everything waits.
+type memTransport struct{ h http.Handler }
+
+func (t memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	pr, pw := io.Pipe()
+	w := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
+	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(context.Cause(ctx)) })
+	go func() { // ends when the handler returns; handlers return when ctx ends
+		defer pw.Close()
+		defer w.WriteHeader(http.StatusOK)
+		t.h.ServeHTTP(w, req)
+	}()
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+		stop()
+		pr.CloseWithError(ctx.Err())
+		return nil, ctx.Err()
+	}
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)), StatusCode: w.status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: w.header.Clone(), Body: &pipeBody{PipeReader: pr, stop: stop}, ContentLength: -1, Request: req,
+	}, nil
+}
+
+type pipeBody struct {
+	*io.PipeReader
+	stop func() bool
+}
+
+func (b *pipeBody) Close() error {
+	b.stop()
+	return b.PipeReader.Close()
+}
+
+type pipeWriter struct {
+	header http.Header
+	pw     *io.PipeWriter
+	once   sync.Once
+	status int
+	ready  chan struct{}
+}
+
+func (w *pipeWriter) Header() http.Header { return w.header }
+
+func (w *pipeWriter) WriteHeader(status int) {
+	w.once.Do(func() { w.status = status; close(w.ready) })
+}
+
+func (w *pipeWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.pw.Write(b)
+}
+
+// diagRoute is one route of a diagnosis case.
+type diagRoute struct {
+	name, model string
+	timeout     time.Duration     // the base request timeout; 0: the policy's
+	answers     map[string]answer // by file
+	first       map[string]answer // the first answer for a file, when it differs
+}
+
+// diagFiles are the files every case reviews, one hunk each.
+var diagFiles = []string{"a.go", "b.go", "c.go", "d.go"}
+
+// diagPlan is a change of one hunk in each of diagFiles, planned for the
+// code-review skill.
+func diagPlan(t *testing.T, eng *execution.Engine) (*review.Plan, review.Options) {
+	t.Helper()
+	var diff strings.Builder
+	source := map[string]string{}
+	for _, f := range diagFiles {
+		source[f] = "package p\n\nfunc F() int {\n\treturn 2\n}\n"
+		fmt.Fprintf(&diff, "diff --git a/%[1]s b/%[1]s\nindex 1111111..2222222 100644\n--- a/%[1]s\n+++ b/%[1]s\n"+
+			"@@ -1,5 +1,5 @@\n package p\n \n func F() int {\n-\treturn 1\n+\treturn 2\n }\n", f)
+	}
+	files, err := hunks.Parse(strings.NewReader(diff.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hp, err := hunks.Prepare(files, hunks.Options{Source: func(p string) ([]byte, error) { return []byte(source[p]), nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chosen, err := skills.Select(skills.Builtins(), []string{"code-review"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := review.Options{Skills: chosen, FailOn: review.SeverityHigh, MaxFindings: 50}
+	p, err := review.NewPlan(hp, eng, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Items) != len(diagFiles) {
+		t.Fatalf("plan has %d items, want %d", len(p.Items), len(diagFiles))
+	}
+	return p, opts
+}
+
+// runDiagCase runs a review on the case's routes inside a synctest bubble.
+// serial runs one item at a time, for cases whose outcome would otherwise
+// depend on which concurrent item reached a route first.
+func runDiagCase(t *testing.T, routes []diagRoute, serial bool, keyEnv string) *review.Report {
+	t.Helper()
+	var rep *review.Report
+	synctest.Test(t, func(t *testing.T) {
+		var engRoutes []execution.Route
+		for _, dr := range routes {
+			h := &scripted{byFile: dr.answers, once: dr.first, calls: map[string]int{}}
+			base := "https://" + dr.name + ".example.com/v1"
+			p, err := openai.New(openai.Config{BaseURL: base, APIKey: "sk-test", HTTPClient: &http.Client{Transport: memTransport{h}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			engRoutes = append(engRoutes, execution.Route{Name: dr.name, BaseURL: base, Model: dr.model, Provider: p,
+				APIKeyEnv: keyEnv, RequestTimeout: dr.timeout})
+		}
+		pol := execution.DefaultPolicy()
+		if serial {
+			pol.MaxConcurrency = 1
+		}
+		eng, err := execution.New(engRoutes, pol, execution.Options{Rand: rand.New(rand.NewPCG(1, 2))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, opts := diagPlan(t, eng)
+		rep = review.Run(t.Context(), p, eng, opts)
+	})
+	return rep
+}
+
+// every gives each file the same answer.
+func every(a answer) map[string]answer {
+	m := map[string]answer{}
+	for _, f := range diagFiles {
+		m[f] = a
+	}
+	return m
+}
+
+// TestDiagnosisSummaries renders the text and Markdown summaries of one
+// review per diagnosis, each from scripted routes, and compares them with
+// testdata/diagnose/<case>.{txt,md}.golden (refresh with -update).
+func TestDiagnosisSummaries(t *testing.T) {
+	t.Parallel()
+	const s = time.Second
+	ok := func(d time.Duration) answer { return answer{delay: d} }
+	tests := []struct {
+		name   string
+		routes []diagRoute
+		serial bool
+		want   []review.DiagnosisKind
+	}{
+		{
+			// Successes take 100-110 s of a 120 s deadline (a 60 s base,
+			// doubled for the prompt's size); one call needs more.
+			name: "deadline_too_short",
+			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", timeout: 60 * s, answers: map[string]answer{
+				"a.go": ok(100 * s), "b.go": ok(110 * s), "c.go": {hang: true}, "d.go": ok(105 * s)}}},
+			want: []review.DiagnosisKind{review.DiagnosisDeadlineTooShort},
+		},
+		{
+			// Successes take 4-6 s; one call never answers.
+			name: "intermittent_stalls",
+			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", answers: map[string]answer{
+				"a.go": ok(4 * s), "b.go": ok(6 * s), "c.go": {hang: true}, "d.go": ok(5 * s)}}},
+			want: []review.DiagnosisKind{review.DiagnosisIntermittent},
+		},
+		{
+			// The only route never answers.
+			name:   "backend_stalled",
+			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", answers: every(answer{hang: true})}},
+			want:   []review.DiagnosisKind{review.DiagnosisStalled},
+		},
+		{
+			// Both routes hang at once: every item times out on each.
+			name: "provider_wide",
+			routes: []diagRoute{
+				{name: "primary", model: "moonshotai/kimi-k2", answers: every(answer{hang: true})},
+				{name: "fallback", model: "openai/gpt-4.1-mini", answers: every(answer{hang: true})},
+			},
+			want: []review.DiagnosisKind{review.DiagnosisProviderWide, review.DiagnosisStalled, review.DiagnosisStalled},
+		},
+		{
+			// The key is refused: the route is disabled after the first 401.
+			name: "auth",
+			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2",
+				answers: every(answer{status: http.StatusUnauthorized, code: "invalid_api_key"})}},
+			serial: true,
+			want:   []review.DiagnosisKind{review.DiagnosisAuth},
+		},
+		{
+			// The primary does not serve its model; no fallback is configured.
+			name: "model_not_found",
+			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k3",
+				answers: every(answer{status: http.StatusNotFound, code: "model_not_found"})}},
+			serial: true,
+			want:   []review.DiagnosisKind{review.DiagnosisModelNotFound},
+		},
+		{
+			// The first call for each file gets a 429 with Retry-After: 7.
+			// Three are retried after it; the fourth finds the review's
+			// retry budget (3) spent and fails.
+			name: "rate_limited",
+			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", answers: every(ok(3 * s)),
+				first: every(answer{status: http.StatusTooManyRequests, code: "rate_limit_exceeded", header: map[string]string{"Retry-After": "7"}})}},
+			serial: true,
+			want:   []review.DiagnosisKind{review.DiagnosisRateLimited},
+		},
+		{
+			// A fallback serves what a dead primary could not: the summary
+			// names it, and says the primary is unreachable.
+			name: "fallback_served",
+			routes: []diagRoute{
+				{name: "primary", model: "moonshotai/kimi-k2", answers: every(answer{hang: true})},
+				{name: "fallback", model: "openai/gpt-4.1-mini", answers: every(ok(2 * s))},
+			},
+			want: []review.DiagnosisKind{review.DiagnosisStalled},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := runDiagCase(t, tt.routes, tt.serial, "OPENROUTER_API_KEY")
+			var kinds []review.DiagnosisKind
+			for _, d := range rep.Diagnoses {
+				kinds = append(kinds, d.Kind)
+			}
+			if diff := cmp.Diff(tt.want, kinds); diff != "" {
+				t.Errorf("Run(%s) diagnosis kinds (-want +got):\n%s\n%+v", tt.name, diff, rep.Diagnoses)
+			}
+			for _, f := range []Format{FormatText, FormatMarkdown} {
+				var buf bytes.Buffer
+				if err := Write(&buf, rep, f, Options{}); err != nil {
+					t.Fatalf("Write(%s, %v) = %v", tt.name, f, err)
+				}
+				path := filepath.Join("testdata", "diagnose", tt.name+"."+goldenExt[f]+".golden")
+				if *update {
+					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run go test ./report -update to create it)", err)
+				}
+				if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+					t.Errorf("Write(%s, %v) mismatch with %s (-want +got):\n%s", tt.name, f, path, diff)
+				}
+			}
+		})
+	}
+}

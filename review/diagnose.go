@@ -1,0 +1,284 @@
+package review
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// DiagnosisKind names a known cause of failed model calls.
+type DiagnosisKind string
+
+// The diagnosis kinds, in the order Diagnose lists them for a route.
+const (
+	// DiagnosisProviderWide: calls timed out on two or more routes at
+	// once (see Diagnose).
+	DiagnosisProviderWide DiagnosisKind = "provider_wide"
+	// DiagnosisAuth: a 401 or 403; the key or its permissions, not the
+	// model, are the problem.
+	DiagnosisAuth DiagnosisKind = "auth"
+	// DiagnosisPayment: a 402; the account is out of credits.
+	DiagnosisPayment DiagnosisKind = "payment"
+	// DiagnosisModelNotFound: the route does not serve the configured model.
+	DiagnosisModelNotFound DiagnosisKind = "model_not_found"
+	// DiagnosisDeadlineTooShort: timeouts on a route whose successful calls
+	// ran close to the deadline.
+	DiagnosisDeadlineTooShort DiagnosisKind = "deadline_too_short"
+	// DiagnosisStalled: timeouts on a route where no call succeeded.
+	DiagnosisStalled DiagnosisKind = "backend_stalled"
+	// DiagnosisIntermittent: timeouts on a route whose successful calls
+	// finished well inside the deadline.
+	DiagnosisIntermittent DiagnosisKind = "intermittent_stalls"
+	// DiagnosisRateLimited: 429s; the route cooled down as asked.
+	DiagnosisRateLimited DiagnosisKind = "rate_limited"
+)
+
+// CloseToDeadline is the fraction of a route's effective deadline at or
+// above which its successful calls' p95 counts as close to the deadline.
+const CloseToDeadline = 0.75
+
+// Diagnosis is one probable cause of failed calls, with its evidence.
+type Diagnosis struct {
+	Kind   DiagnosisKind `json:"kind"`
+	Routes []string      `json:"routes"` // the routes concerned, in failover order
+	Calls  int           `json:"calls"`  // the calls (attempts sent) that show it
+	// Message is the diagnosis in one line, as every format prints it:
+	// "primary: deadline likely too short: successes p95 110 s against a
+	// 120 s deadline (3 of 40 calls timed out)".
+	Message string `json:"message"`
+}
+
+// routeEvidence is what the attempts say about one route.
+type routeEvidence struct {
+	name      string
+	classes   map[string]int
+	successes []int64 // durations of successful calls, ms
+	deadlines []int64 // effective deadlines of timed-out calls, ms
+	calls     int     // attempts sent
+	retryMS   int64   // the longest Retry-After of a rate-limited call
+}
+
+// timedOut is one timed-out call, for the provider-wide rule.
+type timedOut struct {
+	route      string
+	item       int
+	start, end int64
+	timed      bool // start is known
+}
+
+// Diagnose derives the diagnoses of r from its items' attempt records. It is
+// the one place these rules live; every format renders its result, which
+// Run stores in Report.Diagnoses. The rules, per route (attempts of one
+// request that several items share are counted once):
+//
+//   - provider_wide: timed-out calls on two or more routes at once: in the
+//     same item (one item budget), or, when the attempts carry their start
+//     times, with overlapping [start, start+duration] intervals.
+//   - auth: a call of class auth (HTTP 401, 403): "key or permission
+//     problem, not model quality".
+//   - payment: a call of class payment (HTTP 402).
+//   - model_not_found: a call of class model_not_found: "model name not
+//     served by this route".
+//   - timeouts (one of three): with no successful call on the route,
+//     backend_stalled ("backend stalled or unreachable"); else, with the
+//     successes' p95 duration (nearest rank) at or above CloseToDeadline of
+//     the route's effective deadline (the median effective timeout of its
+//     timed-out calls), deadline_too_short ("deadline likely too short:
+//     successes p95 110 s against a 120 s deadline"); else
+//     intermittent_stalls.
+//   - rate_limited: a call of class rate_limited (HTTP 429): "rate limited;
+//     honoured Retry-After N s" with the longest Retry-After the server
+//     sent, or the review's rate_limit_backoff when it sent none.
+//
+// Provider-wide comes first, then each route in the report's route order
+// (routes only the attempts name follow, by name), in the order above.
+func Diagnose(r *Report) []Diagnosis {
+	out := []Diagnosis{}
+	if r == nil {
+		return out
+	}
+	var order []string
+	for _, rt := range r.Routes {
+		order = append(order, rt.Name)
+	}
+	ev := map[string]*routeEvidence{}
+	var timeouts []timedOut
+	timed := false
+	seen := map[int]bool{} // requests already counted (batched items share one)
+	for i, it := range r.Items {
+		if req := it.Request; req > 0 {
+			if seen[req] {
+				continue
+			}
+			seen[req] = true
+		}
+		for _, a := range it.Attempts {
+			if a.Class == "rejected" || a.Class == "" {
+				continue
+			}
+			e := ev[a.Route]
+			if e == nil {
+				e = &routeEvidence{name: a.Route, classes: map[string]int{}}
+				ev[a.Route] = e
+				if !slices.Contains(order, a.Route) {
+					order = append(order, a.Route)
+				}
+			}
+			e.calls++
+			e.classes[a.Class]++
+			switch a.Class {
+			case "success":
+				e.successes = append(e.successes, a.DurationMS)
+			case "timeout":
+				e.deadlines = append(e.deadlines, a.TimeoutEffectiveMS)
+				timeouts = append(timeouts, timedOut{route: a.Route, item: i, start: a.StartMS, end: a.StartMS + a.DurationMS})
+			case "rate_limited":
+				e.retryMS = max(e.retryMS, a.RetryAfterMS)
+			}
+			timed = timed || a.StartMS > 0
+		}
+	}
+	known := len(r.Routes)
+	slices.SortStableFunc(order[known:], strings.Compare)
+
+	if d, ok := providerWide(timeouts, timed, order); ok {
+		out = append(out, d)
+	}
+	for _, name := range order {
+		if e := ev[name]; e != nil {
+			out = append(out, e.diagnoses(r)...)
+		}
+	}
+	return out
+}
+
+// providerWide finds timed-out calls on different routes at once.
+func providerWide(ts []timedOut, timed bool, order []string) (Diagnosis, bool) {
+	involved := make([]bool, len(ts))
+	for i := range ts {
+		for j := i + 1; j < len(ts); j++ {
+			a, b := ts[i], ts[j]
+			if a.route == b.route {
+				continue
+			}
+			if a.item == b.item || (timed && a.start < b.end && b.start < a.end) {
+				involved[i], involved[j] = true, true
+			}
+		}
+	}
+	var routes []string
+	n := 0
+	for i, t := range ts {
+		if involved[i] {
+			n++
+			if !slices.Contains(routes, t.route) {
+				routes = append(routes, t.route)
+			}
+		}
+	}
+	if len(routes) < 2 {
+		return Diagnosis{}, false
+	}
+	slices.SortStableFunc(routes, func(a, b string) int {
+		return cmp.Compare(slices.Index(order, a), slices.Index(order, b))
+	})
+	return Diagnosis{
+		Kind: DiagnosisProviderWide, Routes: routes, Calls: n,
+		Message: fmt.Sprintf("%s: provider-wide event: calls timed out on %d routes at once (%s)",
+			strings.Join(routes, ", "), len(routes), plural(n, "timeout", "timeouts")),
+	}, true
+}
+
+// diagnoses applies the per-route rules to e.
+func (e *routeEvidence) diagnoses(r *Report) []Diagnosis {
+	var out []Diagnosis
+	add := func(kind DiagnosisKind, calls int, format string, args ...any) {
+		out = append(out, Diagnosis{Kind: kind, Routes: []string{e.name}, Calls: calls,
+			Message: e.name + ": " + fmt.Sprintf(format, args...)})
+	}
+	rp := routePolicy(r, e.name)
+	if n := e.classes["auth"]; n > 0 {
+		check := "check the route's API key and its permissions"
+		if rp.APIKeyEnv != "" {
+			check = "check the key in " + rp.APIKeyEnv + " and its permissions"
+		}
+		add(DiagnosisAuth, n, "key or permission problem, not model quality: %s answered 401/403; %s",
+			plural(n, "call", "calls"), check)
+	}
+	if n := e.classes["payment"]; n > 0 {
+		add(DiagnosisPayment, n, "payment required, not model quality: %s answered 402 (out of credits)",
+			plural(n, "call", "calls"))
+	}
+	if n := e.classes["model_not_found"]; n > 0 {
+		model := ""
+		if rp.Model != "" {
+			model = " (" + strconv.Quote(rp.Model) + ")"
+		}
+		add(DiagnosisModelNotFound, n, "model name not served by this route%s: %s answered model not found",
+			model, plural(n, "call", "calls"))
+	}
+	if n := e.classes["timeout"]; n > 0 {
+		of := fmt.Sprintf("%d of %s", n, plural(e.calls, "call", "calls"))
+		switch {
+		case len(e.successes) == 0:
+			add(DiagnosisStalled, n, "backend stalled or unreachable: %s timed out and none succeeded", of)
+		default:
+			p95 := nearestRankMS(e.successes, 95)
+			deadline := nearestRankMS(e.deadlines, 50)
+			if float64(p95) >= CloseToDeadline*float64(deadline) {
+				add(DiagnosisDeadlineTooShort, n, "deadline likely too short: successes p95 %s against a %s deadline (%s timed out)",
+					seconds(p95), seconds(deadline), of)
+			} else {
+				add(DiagnosisIntermittent, n, "backend stalls intermittently: %s timed out although successes p95 was %s against a %s deadline",
+					of, seconds(p95), seconds(deadline))
+			}
+		}
+	}
+	if n := e.classes["rate_limited"]; n > 0 {
+		if e.retryMS > 0 {
+			add(DiagnosisRateLimited, n, "rate limited; honoured Retry-After %s (%s answered 429)",
+				seconds(e.retryMS), plural(n, "call", "calls"))
+		} else {
+			add(DiagnosisRateLimited, n, "rate limited; no Retry-After given, the route cooled down %s (%s answered 429)",
+				seconds(r.Policy.RateLimitBackoffMS), plural(n, "call", "calls"))
+		}
+	}
+	return out
+}
+
+// routePolicy is the configured route named name, or the zero value.
+func routePolicy(r *Report, name string) RoutePolicy {
+	for _, rp := range r.Policy.Routes {
+		if rp.Name == name {
+			return rp
+		}
+	}
+	return RoutePolicy{}
+}
+
+// nearestRankMS is the p-th percentile of values by the nearest rank
+// method, as execution computes route percentiles; 0 for no values.
+func nearestRankMS(values []int64, p int) int64 {
+	if len(values) == 0 {
+		return 0
+	}
+	s := slices.Clone(values)
+	slices.Sort(s)
+	rank := (p*len(s) + 99) / 100
+	return s[max(rank, 1)-1]
+}
+
+// seconds is a duration in milliseconds for a diagnosis: "110 s", "2.5 s".
+func seconds(ms int64) string {
+	return strconv.FormatFloat(float64((ms+50)/100)/10, 'f', -1, 64) + " s"
+}
+
+// plural is "1 call" or "3 calls".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

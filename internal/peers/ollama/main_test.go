@@ -196,9 +196,12 @@ func newProvider(t *testing.T, srv *Server) (*openai.Provider, *recorder) {
 // backoff short enough not to matter; the real server's own time is real.
 func testPolicy() execution.Policy {
 	p := execution.DefaultPolicy()
-	p.Budget = 3 * time.Minute
-	p.ItemBudget = 2 * time.Minute
-	p.RequestTimeout = time.Minute
+	// Generous ceilings: a tiny model on a loaded 2-core machine (CI runs
+	// other packages' tests beside this one) can take a minute per answer.
+	// The tests check behaviour, never latency.
+	p.Budget = 9 * time.Minute
+	p.ItemBudget = 4 * time.Minute
+	p.RequestTimeout = 3 * time.Minute
 	p.MinAttempt = time.Second
 	p.Reserve = time.Second
 	p.Backoff = 50 * time.Millisecond

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
@@ -43,7 +44,9 @@ func TestStreaming(t *testing.T) {
 	t.Parallel()
 	srv := mainServer(t)
 	prov, rec := newProvider(t, srv)
-	eng := newEngine(t, []execution.Route{{Name: "ollama", Model: tinyModel, Provider: prov, Stream: true}}, nil, execution.Options{})
+	eng := newEngine(t, []execution.Route{{Name: "ollama", Model: tinyModel, Provider: prov, Stream: true,
+		// Watchdogs sized for a loaded CI machine, not for latency.
+		FirstTokenTimeout: 2 * time.Minute, IdleTimeout: time.Minute}}, nil, execution.Options{})
 	p := planReview(t, oneFileDiff, hunks.Options{}, eng, []*skills.Skill{bugsSkill}, review.Options{MaxTokens: 1500})
 
 	r := review.Run(context.Background(), p, eng, review.Options{})

@@ -6,9 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -40,10 +41,13 @@ type actionInputs struct {
 	skipBots             bool
 	prNumber             int
 	budget               time.Duration
+	trustedAuthorsOnly   bool
+	mode                 actionMode
+	reportPath           string
 }
 
 func readInputs(getenv func(string) string) (*actionInputs, error) {
-	in := &actionInputs{checkName: "warden", incompleteConclusion: "neutral", skipDrafts: true, skipBots: true}
+	in := &actionInputs{checkName: "warden", incompleteConclusion: "neutral", skipDrafts: true, skipBots: true, mode: modeFull}
 	get := func(name string) string {
 		return strings.TrimSpace(getenv("INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))))
 	}
@@ -107,10 +111,36 @@ func readInputs(getenv func(string) string) (*actionInputs, error) {
 		}
 		in.budget = d
 	}
+	boolean("trusted-authors-only", &in.trustedAuthorsOnly)
+	if v := get("mode"); v != "" {
+		if err := in.mode.Set(v); err != nil {
+			errs = append(errs, fmt.Errorf("input mode: %w", err))
+		}
+	}
+	in.reportPath = get("report-path")
 	if err := errors.Join(errs...); err != nil {
 		return nil, &usageError{err}
 	}
 	return in, nil
+}
+
+// parseActionFlags reads `warden action`'s flags, which override the
+// inputs of the same name: --mode and --report-path.
+func parseActionFlags(args []string, stderr io.Writer, in *actionInputs) error {
+	fs := flag.NewFlagSet("warden action", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Var(&in.mode, "mode", "full (review and publish), analyze (review and write the report file, publish nothing: the unprivileged half of a fork workflow) or report (publish a report file from analyze: the privileged workflow_run half); default the mode input, else full")
+	fs.StringVar(&in.reportPath, "report-path", in.reportPath, "the JSON report `FILE`: written by full and analyze (default $RUNNER_TEMP/warden-report.json), read by report")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("action: unexpected argument %q (the Action is configured through its inputs)", fs.Arg(0))
+	}
+	return nil
 }
 
 // pullRequest is what the Action needs to know of the pull request.
@@ -122,19 +152,21 @@ type pullRequest struct {
 	draft            bool
 	author           string
 	bot              bool
-	fork             bool // the head is in another repository
+	fork             bool   // the head is in another repository
+	association      string // author_association: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, ...
 }
 
 func fromGitHub(owner, repo string, p *gh.PullRequest) *pullRequest {
 	pr := &pullRequest{
 		owner: owner, repo: repo,
-		number:  p.GetNumber(),
-		headSHA: p.GetHead().GetSHA(),
-		baseSHA: p.GetBase().GetSHA(),
-		title:   p.GetTitle(),
-		body:    p.GetBody(),
-		draft:   p.GetDraft(),
-		author:  p.GetUser().GetLogin(),
+		number:      p.GetNumber(),
+		headSHA:     p.GetHead().GetSHA(),
+		baseSHA:     p.GetBase().GetSHA(),
+		title:       p.GetTitle(),
+		body:        p.GetBody(),
+		draft:       p.GetDraft(),
+		author:      p.GetUser().GetLogin(),
+		association: strings.ToUpper(p.GetAuthorAssociation()),
 		// A deleted fork comes back as a null head repository; GitHub gives
 		// its workflows no secrets either.
 		fork: p.GetHead().GetRepo() == nil || p.GetHead().GetRepo().GetFullName() != p.GetBase().GetRepo().GetFullName(),
@@ -163,16 +195,20 @@ func readEvent(ctx context.Context, getenv func(string) string, in *actionInputs
 		return nil, usagef("event file %s: %v", path, unwrapPathError(err))
 	}
 	switch name {
-	case "pull_request":
+	case "pull_request", "pull_request_target":
+		// pull_request_target has pull_request's payload; it runs with the
+		// base repository's secrets and a write token on a fork's change,
+		// which warden never builds or runs: it diffs git objects and reads
+		// its configuration from the base revision (loadTrustedConfig).
 		var ev gh.PullRequestEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
-			return nil, usagef("event file %s: not a pull_request event: %v", path, err)
+			return nil, usagef("event file %s: not a %s event: %v", path, name, err)
 		}
 		if ev.PullRequest == nil || ev.PullRequest.GetHead().GetSHA() == "" {
-			return nil, usagef("event file %s: pull_request event without a pull request head", path)
+			return nil, usagef("event file %s: %s event without a pull request head", path, name)
 		}
 		if !reviewedActions[ev.GetAction()] {
-			return nil, &errNotReviewed{fmt.Sprintf("pull_request action %q is not reviewed (only opened, synchronize, reopened, ready_for_review)", ev.GetAction())}
+			return nil, &errNotReviewed{fmt.Sprintf("%s action %q is not reviewed (only opened, synchronize, reopened, ready_for_review)", name, ev.GetAction())}
 		}
 		return fromGitHub(owner, repo, ev.PullRequest), nil
 	case "workflow_dispatch":
@@ -200,8 +236,10 @@ func readEvent(ctx context.Context, getenv func(string) string, in *actionInputs
 		return fromGitHub(owner, repo, p), nil
 	case "":
 		return nil, usagef("GITHUB_EVENT_NAME is not set: 'warden action' runs inside GitHub Actions")
+	case "workflow_run":
+		return nil, usagef("event workflow_run: run warden with mode: report there, to publish the report of an analyze run")
 	default:
-		return nil, usagef("event %q is not supported: run warden on pull_request or workflow_dispatch", name)
+		return nil, usagef("event %q is not supported: run warden on pull_request, pull_request_target or workflow_dispatch", name)
 	}
 }
 
@@ -317,16 +355,20 @@ func anchorsOf(files []*hunks.File) ghreport.Anchors {
 // provider-unavailable review may get: never success.
 var incompleteConclusions = map[string]bool{"neutral": true, "failure": true, "action_required": true, "cancelled": true, "timed_out": true}
 
-// runAction is `warden action`, the GitHub Action entry point. It reviews the
-// pull request the event names and always reports what happened: a check
-// run completed whatever the outcome (also on an error, a cancellation or a
-// panic), a review with inline comments, the job summary and step outputs.
+// runAction is `warden action`, the GitHub Action entry point. In mode full
+// (the default) it reviews the pull request the event names and always
+// reports what happened: a check run completed whatever the outcome (also
+// on an error, a cancellation or a panic), a review with inline comments,
+// the job summary and step outputs. In mode analyze it reviews and writes
+// the report file and the job summary only; in mode report it publishes
+// such a file (runReportMode). The configuration and the skills always
+// come from the pull request's base revision (loadTrustedConfig).
 func runAction(e *env, args []string) (code int, err error) {
-	if len(args) > 0 {
-		return exitUsage, usagef("action: unexpected argument %q (the Action is configured through its inputs)", args[0])
-	}
 	in, err := readInputs(e.getenv)
 	if err != nil {
+		return exitUsage, err
+	}
+	if err := parseActionFlags(args, e.stderr, in); err != nil {
 		return exitUsage, err
 	}
 	if !incompleteConclusions[in.incompleteConclusion] {
@@ -344,31 +386,16 @@ func runAction(e *env, args []string) (code int, err error) {
 		return exitUsage, usagef("input github-token is empty: pass ${{ github.token }} or a token with checks: write and pull-requests: write")
 	}
 	apiURL := cmp.Or(e.getenv("GITHUB_API_URL"), "https://api.github.com")
-	client, err := ghreport.New(ghreport.Config{APIURL: apiURL, Token: in.token, Owner: owner, Repo: repo})
+	client, err := ghreport.New(ghreport.Config{APIURL: apiURL, ServerURL: e.getenv("GITHUB_SERVER_URL"), Token: in.token, Owner: owner, Repo: repo})
 	if err != nil {
 		return exitUsage, usagef("GITHUB_API_URL: %v", err)
 	}
 	if ws := e.getenv("GITHUB_WORKSPACE"); ws != "" {
 		e.dir = ws
 	}
-
-	// Configuration, and the keys it names, masked before anything runs.
-	named := ""
-	if in.configPath != "" && in.configPath != "warden.toml" {
-		named = in.configPath
-		if !filepath.IsAbs(named) {
-			named = filepath.Join(e.dir, named)
-		}
+	if in.mode == modeReport {
+		return runReportMode(e, in, gha, client, owner, repo)
 	}
-	cfg, _, err := loadConfig(os.DirFS(e.dir), named, os.ReadFile)
-	if err != nil {
-		return exitUsage, &usageError{err}
-	}
-	maskRouteKeys(cfg, e.getenv, gha)
-	if in.budget > 0 {
-		cfg.Review.Budget = duration(in.budget)
-	}
-	policy := cfg.policy()
 
 	pr, err := readEvent(e.ctx, e.getenv, in, client, owner, repo)
 	var skip *errNotReviewed
@@ -381,15 +408,41 @@ func runAction(e *env, args []string) (code int, err error) {
 		return exitUsage, err
 	}
 
+	// Configuration and skills from the base revision, and the keys the
+	// configuration names masked, before anything runs.
+	tc, err := loadTrustedConfig(e.ctx, e, in.configPath, pr)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer tc.close()
+	cfg := tc.cfg
+	maskRouteKeys(cfg, e.getenv, gha)
+	announceConfig(e, gha, tc)
+	if e.getenv("GITHUB_EVENT_NAME") == "pull_request_target" {
+		if head, err := gitOutput(e.ctx, e.dir, "rev-parse", "HEAD"); err == nil && strings.TrimSpace(string(head)) == pr.headSHA {
+			gha.Warningf("warden: the workspace is checked out at the pull request's head under pull_request_target: warden only reads it as git objects, but no later step may build or run it (it has this workflow's secrets and write token)")
+		}
+	}
+	if in.budget > 0 {
+		cfg.Review.Budget = duration(in.budget)
+	}
+	policy := cfg.policy()
+
 	// The check run, created first and completed whatever happens next.
+	// analyze publishes nothing: no check run, no review, no annotations.
+	publish := in.mode == modeFull
 	started := time.Now()
-	checkID, err := client.CreateCheckRun(e.ctx, in.checkName, pr.headSHA)
-	readOnly := errors.Is(err, ghreport.ErrNoWriteAccess)
-	switch {
-	case readOnly:
-		gha.Warningf("warden: the token cannot create check runs (a fork pull request has a read-only token): results go to annotations and the job summary")
-	case err != nil:
-		gha.Warningf("warden: creating the check run failed: %v", err)
+	var checkID int64
+	readOnly := false
+	if publish {
+		checkID, err = client.CreateCheckRun(e.ctx, in.checkName, pr.headSHA)
+		readOnly = errors.Is(err, ghreport.ErrNoWriteAccess)
+		switch {
+		case readOnly:
+			gha.Warningf("warden: the token cannot create check runs (a fork pull request has a read-only token): results go to annotations and the job summary")
+		case err != nil:
+			gha.Warningf("warden: creating the check run failed: %v", err)
+		}
 	}
 	completed := false
 	complete := func(out ghreport.CheckOutput) {
@@ -420,13 +473,20 @@ func runAction(e *env, args []string) (code int, err error) {
 		return skipReview(gha, complete, "Skipped: draft pull request", "Drafts are not reviewed (input skip-drafts). Mark the pull request ready for review to run warden.")
 	case pr.bot && in.skipBots:
 		return skipReview(gha, complete, "Skipped: pull request by "+pr.author, "Pull requests by bots are not reviewed (input skip-bots).")
+	case in.trustedAuthorsOnly && !trustedAssociations[pr.association]:
+		return skipReview(gha, complete, "Skipped: the author is not a member, owner or collaborator",
+			fmt.Sprintf("Only pull requests by members, owners and collaborators of the repository are reviewed (input trusted-authors-only); this author's association is %s.", cmp.Or(pr.association, "NONE")))
 	}
 
 	ch, err := actionChange(e.ctx, e.dir, pr, client, func(f string, a ...any) { fmt.Fprintf(e.stderr, f+"\n", a...) })
 	if err != nil {
 		return fail(err)
 	}
-	job, err := planReview(e, cfg, ch, reviewSettings{
+	// chooseSkills discovers the repository's skills in e.dir: give it the
+	// copy of the base revision's, never the workspace's.
+	skillEnv := *e
+	skillEnv.dir = tc.skillsDir
+	job, err := planReview(&skillEnv, cfg, ch, reviewSettings{
 		failOn: in.failOn, reportOn: in.reportOn, maxFindings: in.maxFindings, skills: in.skills,
 		change: review.Change{Title: pr.title, Body: pr.body},
 	})
@@ -440,7 +500,7 @@ func runAction(e *env, args []string) (code int, err error) {
 		gha.Warningf("%s", msg)
 		gha.AddStepSummary("## warden: not reviewed\n\n" + msg + "\n")
 		gha.SetOutput("outcome", "skipped")
-		if in.failOnIncomplete {
+		if in.failOnIncomplete && publish {
 			return exitIncomplete, nil
 		}
 		return exitOK, nil
@@ -460,59 +520,100 @@ func runAction(e *env, args []string) (code int, err error) {
 
 	// Publish: every sink gets the same report, also after a cancellation.
 	var summary bytes.Buffer
+	if tc.notRead != "" {
+		summary.WriteString("> **Note:** " + tc.notRead + ".\n\n")
+	}
 	if err := report.Write(&summary, rep, report.FormatMarkdown, report.Options{ToolVersion: version}); err != nil {
 		return fail(err)
 	}
 	failOn, reportOn := job.opts.FailOn, job.opts.ReportOn
-	var annotations []review.Finding
-	for _, f := range rep.Findings {
-		if reportOn == review.SeverityNone || f.Severity >= reportOn {
-			annotations = append(annotations, f)
+	if publish {
+		var annotations []review.Finding
+		for _, f := range rep.Findings {
+			if reportOn == review.SeverityNone || f.Severity >= reportOn {
+				annotations = append(annotations, f)
+			}
 		}
-	}
-	complete(ghreport.CheckOutput{
-		Conclusion:  ghreport.Conclusion(rep, failOn, in.incompleteConclusion, cancelled),
-		Title:       ghreport.Title(rep, cancelled),
-		Summary:     summary.String(),
-		Annotations: annotations,
-	})
-	if !readOnly {
-		ctx, cancel := publishContext(e.ctx, started, policy.Budget)
-		event := "COMMENT"
-		if in.requestChanges && reviewExit(rep, failOn) == exitFindings {
-			event = "REQUEST_CHANGES"
-		}
-		res, err := client.PostReview(ctx, pr.number, pr.headSHA, rep.Findings, anchorsOf(ch.files), ghreport.ReviewOptions{
-			Event: event, FailOn: failOn, ReportOn: reportOn, Body: ghreport.Title(rep, cancelled),
+		complete(ghreport.CheckOutput{
+			Conclusion:  ghreport.Conclusion(rep, failOn, in.incompleteConclusion, cancelled),
+			Title:       ghreport.Title(rep, cancelled),
+			Summary:     summary.String(),
+			Annotations: annotations,
 		})
-		cancel()
-		switch {
-		case errors.Is(err, ghreport.ErrNoWriteAccess):
-			readOnly = true
-			gha.Warningf("warden: the token cannot write pull request reviews (a fork pull request has a read-only token): results go to annotations and the job summary")
-		case err != nil:
-			gha.Warningf("warden: posting the review failed: %v", err)
-		default:
-			fmt.Fprintf(e.stderr, "warden: review posted: %d comments, %d already present, %d in the review body, %d left out of the body for length (they are in the check run), %d below report-on\n",
-				res.Posted, res.Duplicates, res.InBody, res.Omitted, res.Below)
+		if !readOnly {
+			readOnly = postReview(e, gha, client, started, policy.Budget, pr.number, pr.headSHA, rep, anchorsOf(ch.files), in, failOn, reportOn, cancelled)
 		}
-	}
-	if readOnly {
-		written, dropped := ghreport.WriteAnnotations(e.stdout, rep.Findings, reportOn)
-		if dropped > 0 {
-			gha.Warningf("warden: %d findings shown as annotations, %d more only in the job summary (GitHub shows at most 10 warnings and 10 errors per step)", written, dropped)
+		if readOnly {
+			written, dropped := ghreport.WriteAnnotations(e.stdout, rep.Findings, reportOn)
+			if dropped > 0 {
+				gha.Warningf("warden: %d findings shown as annotations, %d more only in the job summary (GitHub shows at most 10 warnings and 10 errors per step)", written, dropped)
+			}
 		}
 	}
 	gha.AddStepSummary(summary.String())
-	reportFile, err := writeReportFile(e, rep)
+	reportFile, err := writeReportFile(e, in.reportPath, rep, originOf(owner, repo, pr))
 	if err != nil {
+		if in.mode == modeAnalyze {
+			// The report file is what analyze is for.
+			gha.SetOutput("outcome", "error")
+			return exitUsage, fmt.Errorf("writing the report file: %w", err)
+		}
 		fmt.Fprintf(e.stderr, "warden: writing the report file: %v\n", err)
 	}
 	setOutputs(gha, rep, reportFile)
-	if cancelled {
+	switch {
+	case cancelled:
 		return exitInterrupted, errInterrupted
+	case in.mode == modeAnalyze:
+		// The verdict is the report half's to give, from its own
+		// configuration: analyze succeeds whenever the report is written.
+		fmt.Fprintf(e.stderr, "warden: analyze: report written to %s; nothing was posted (the report mode publishes it)\n", reportFile)
+		return exitOK, nil
 	}
 	return actionExit(rep, failOn, in.failOnIncomplete), nil
+}
+
+// trustedAssociations are the author_association values the
+// trusted-authors-only input lets through.
+var trustedAssociations = map[string]bool{"OWNER": true, "MEMBER": true, "COLLABORATOR": true}
+
+// announceConfig says in the log where the configuration came from, and
+// warns when it could not be read from the base revision.
+func announceConfig(e *env, gha *githubactions.Action, tc *trustedConfig) {
+	if tc.notRead != "" {
+		gha.Warningf("warden: %s", tc.notRead)
+	} else {
+		fmt.Fprintf(e.stderr, "warden: configuration: %s; skills: the built-ins and those of the base revision (the pull request's own are not used)\n", tc.from)
+	}
+	for _, w := range tc.warnings {
+		gha.Warningf("warden: %s", w)
+	}
+}
+
+// postReview posts the findings as a pull request review and reports
+// whether the token turned out to be read-only.
+func postReview(e *env, gha *githubactions.Action, client *ghreport.Client, started time.Time, budget time.Duration, number int, headSHA string,
+	rep *review.Report, anchors ghreport.Anchors, in *actionInputs, failOn, reportOn review.Severity, cancelled bool) (readOnly bool) {
+	ctx, cancel := publishContext(e.ctx, started, budget)
+	defer cancel()
+	event := "COMMENT"
+	if in.requestChanges && reviewExit(rep, failOn) == exitFindings {
+		event = "REQUEST_CHANGES"
+	}
+	res, err := client.PostReview(ctx, number, headSHA, rep.Findings, anchors, ghreport.ReviewOptions{
+		Event: event, FailOn: failOn, ReportOn: reportOn, Body: ghreport.Title(rep, cancelled),
+	})
+	switch {
+	case errors.Is(err, ghreport.ErrNoWriteAccess):
+		gha.Warningf("warden: the token cannot write pull request reviews (a fork pull request has a read-only token): results go to annotations and the job summary")
+		return true
+	case err != nil:
+		gha.Warningf("warden: posting the review failed: %v", err)
+	default:
+		fmt.Fprintf(e.stderr, "warden: review posted: %d comments, %d already present, %d in the review body, %d left out of the body for length (they are in the check run), %d below report-on\n",
+			res.Posted, res.Duplicates, res.InBody, res.Omitted, res.Below)
+	}
+	return false
 }
 
 // skipReview completes the check run as skipped, without a model call.
@@ -542,17 +643,6 @@ func maskRouteKeys(cfg *fileConfig, getenv func(string) string, gha *githubactio
 			gha.AddMask(v)
 		}
 	}
-}
-
-// writeReportFile writes the JSON report where later steps can read it.
-func writeReportFile(e *env, rep *review.Report) (string, error) {
-	dir := cmp.Or(e.getenv("RUNNER_TEMP"), os.TempDir())
-	path := filepath.Join(dir, "warden-report.json")
-	var buf bytes.Buffer
-	if err := report.Write(&buf, rep, report.FormatJSON, report.Options{ToolVersion: version}); err != nil {
-		return "", err
-	}
-	return path, os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 func setOutputs(gha *githubactions.Action, rep *review.Report, reportFile string) {

@@ -58,12 +58,7 @@ func newActionHarness(t *testing.T, severity string) *actionHarness {
 	head := strings.TrimSpace(r.git("rev-parse", "HEAD"))
 
 	h.pr = fakegithub.PullRequest{Number: testPR, Title: "Session changes", Body: "Please review.", HeadSHA: head, BaseSHA: base, HeadRef: "feature", BaseRef: "main"}
-	for _, path := range []string{"README.md", "auth/session.go", "store/query.go"} {
-		patch := r.git("diff", base, head, "--", path)
-		patch = patch[strings.Index(patch, "@@"):]
-		h.pr.Files = append(h.pr.Files, fakegithub.File{Filename: path, Status: "modified", Additions: strings.Count(patch, "\n+"), Deletions: strings.Count(patch, "\n-"), Patch: strings.TrimSuffix(patch, "\n")})
-	}
-	h.gh.AddPullRequest(h.pr)
+	h.refreshPR()
 	srv := h.gh.Start(t)
 	h.env = map[string]string{
 		"GITHUB_ACTIONS":      "true",
@@ -83,6 +78,59 @@ func newActionHarness(t *testing.T, severity string) *actionHarness {
 	}
 	h.event("opened", nil)
 	return h
+}
+
+// refreshPR sets the pull request's SHAs and files from the branches main
+// (base) and feature (head), as GitHub would after a push.
+func (h *actionHarness) refreshPR() {
+	h.t.Helper()
+	r := h.repo
+	base := strings.TrimSpace(r.git("rev-parse", "main"))
+	head := strings.TrimSpace(r.git("rev-parse", "feature"))
+	h.pr.BaseSHA, h.pr.HeadSHA, h.pr.Files = base, head, nil
+	for _, line := range strings.Split(strings.TrimSpace(r.git("diff", "--name-status", "--no-renames", base, head)), "\n") {
+		st, path, _ := strings.Cut(line, "\t")
+		status := map[string]string{"A": "added", "D": "removed"}[st]
+		if status == "" {
+			status = "modified"
+		}
+		patch := r.git("diff", base, head, "--", path)
+		patch = patch[strings.Index(patch, "@@"):]
+		h.pr.Files = append(h.pr.Files, fakegithub.File{Filename: path, Status: status, Additions: strings.Count(patch, "\n+"), Deletions: strings.Count(patch, "\n-"), Patch: strings.TrimSuffix(patch, "\n")})
+	}
+	h.gh.AddPullRequest(h.pr)
+}
+
+// commitBase adds files to the base branch, before the pull request's
+// commit (which is rebased onto it), and updates the pull request and its
+// event: the configuration a repository has before the pull request.
+func (h *actionHarness) commitBase(files map[string]string) {
+	h.t.Helper()
+	r := h.repo
+	r.git("checkout", "-q", "main")
+	for path, content := range files {
+		r.write(path, content)
+	}
+	r.git("add", "-A")
+	r.git("commit", "-qm", "configure warden")
+	r.git("checkout", "-q", "feature")
+	r.git("rebase", "-q", "main")
+	h.refreshPR()
+	h.event("opened", nil)
+}
+
+// commitHead adds a commit with files to the pull request (the workspace
+// is left at it, as actions/checkout leaves a pull_request workflow).
+func (h *actionHarness) commitHead(files map[string]string) {
+	h.t.Helper()
+	r := h.repo
+	for path, content := range files {
+		r.write(path, content)
+	}
+	r.git("add", "-A")
+	r.git("commit", "-qm", "more changes")
+	h.refreshPR()
+	h.event("synchronize", nil)
 }
 
 // event writes the pull_request event payload, as the runner would.
@@ -107,19 +155,17 @@ func (h *actionHarness) event(action string, edit func(pr map[string]any)) {
 	}
 }
 
-// config writes warden.toml into the workspace (untracked: the change
-// under review comes from the commits, not the working tree).
+// config commits warden.toml to the base revision: the Action reads its
+// configuration from there, never from the workspace.
 func (h *actionHarness) config(toml string) {
 	h.t.Helper()
-	if err := os.WriteFile(filepath.Join(h.repo.dir, "warden.toml"), []byte(toml), 0o644); err != nil {
-		h.t.Fatal(err)
-	}
+	h.commitBase(map[string]string{"warden.toml": toml})
 }
 
-func (h *actionHarness) run(ctx context.Context) result {
+func (h *actionHarness) run(ctx context.Context, args ...string) result {
 	h.t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, nil, strings.NewReader(""), &stdout, &stderr, func(k string) string { return h.env[k] })
+	code := run(ctx, args, strings.NewReader(""), &stdout, &stderr, func(k string) string { return h.env[k] })
 	return result{code, stdout.String(), stderr.String()}
 }
 

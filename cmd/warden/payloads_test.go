@@ -51,11 +51,12 @@ type payloadFacts struct {
 	Action      string `json:"action"`
 	Number      int    `json:"number"`
 	PullRequest struct {
-		Number int     `json:"number"`
-		Title  string  `json:"title"`
-		Body   *string `json:"body"`
-		Draft  bool    `json:"draft"`
-		User   struct {
+		Number            int     `json:"number"`
+		AuthorAssociation string  `json:"author_association"`
+		Title             string  `json:"title"`
+		Body              *string `json:"body"`
+		Draft             bool    `json:"draft"`
+		User              struct {
 			Login string `json:"login"`
 			Type  string `json:"type"`
 		} `json:"user"`
@@ -93,8 +94,9 @@ func (f payloadFacts) want() *pullRequest {
 		owner: f.Repository.Owner.Login, repo: f.Repository.Name,
 		number: p.Number, headSHA: p.Head.SHA, baseSHA: p.Base.SHA,
 		title: p.Title, draft: p.Draft, author: p.User.Login,
-		bot:  p.User.Type == "Bot" || strings.HasSuffix(p.User.Login, "[bot]"),
-		fork: p.Head.Repo != nil && p.Base.Repo != nil && p.Head.Repo.FullName != p.Base.Repo.FullName,
+		bot:         p.User.Type == "Bot" || strings.HasSuffix(p.User.Login, "[bot]"),
+		fork:        p.Head.Repo != nil && p.Base.Repo != nil && p.Head.Repo.FullName != p.Base.Repo.FullName,
+		association: p.AuthorAssociation,
 	}
 	if p.Body != nil {
 		pr.body = *p.Body

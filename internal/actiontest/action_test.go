@@ -42,6 +42,9 @@ var inputs = []struct{ name, def string }{
 	{"skip-bots", "true"},
 	{"pr-number", ""},
 	{"budget", ""},
+	{"trusted-authors-only", "false"},
+	{"mode", "full"},
+	{"report-path", ""},
 	{"version", ""},
 }
 

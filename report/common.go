@@ -270,6 +270,34 @@ func hiddenLine(hidden []review.Finding, reportOn review.Severity) string {
 		plural(len(hidden), "finding", "findings"), reportOn, severityBreakdown(hidden))
 }
 
+// droppedLines say, one line per reason, how many findings the review left
+// out of the report and under which bound: "3 more findings not shown
+// (max_findings 50)". None when nothing was dropped.
+func droppedLines(r *review.Report) []string {
+	d := r.Summary.FindingsDropped
+	var out []string
+	if d.MaxFindings > 0 {
+		out = append(out, fmt.Sprintf("%s not shown (max_findings %d); the most severe are kept",
+			plural(d.MaxFindings, "more finding", "more findings"), r.Policy.MaxFindings))
+	}
+	if d.BelowReportOn > 0 {
+		out = append(out, fmt.Sprintf("%s below %s not shown (report_on %s)",
+			plural(d.BelowReportOn, "finding", "findings"), oneLine(r.Policy.ReportOn), oneLine(r.Policy.ReportOn)))
+	}
+	if d.AnswerCap > 0 {
+		out = append(out, fmt.Sprintf("%s not shown: one answer may hold at most %d findings (answer cap)",
+			plural(d.AnswerCap, "finding", "findings"), review.MaxFindingsPerAnswer))
+	}
+	if d.NoText > 0 {
+		out = append(out, fmt.Sprintf("%s without a title or description dropped", plural(d.NoText, "finding", "findings")))
+	}
+	if d.UnknownSkill > 0 {
+		out = append(out, fmt.Sprintf("%s naming no skill of %s batch dropped",
+			plural(d.UnknownSkill, "finding", "findings"), pick(d.UnknownSkill, "its", "their")))
+	}
+	return out
+}
+
 // byLocation orders findings by path, then lines, then most severe first.
 func byLocation(a, b review.Finding) int {
 	return cmp.Or(

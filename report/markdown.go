@@ -374,18 +374,27 @@ func mdIgnored(r *review.Report) *mdSection {
 func mdFindings(r *review.Report, c counts, opts Options) *mdSection {
 	shown, hidden := listed(r.Findings, opts.ReportOn)
 	s := &mdSection{}
+	var dropped string
+	for _, l := range droppedLines(r) {
+		dropped += "_" + mdEscape(l) + "._\n\n"
+	}
 	if len(shown) == 0 && len(hidden) == 0 {
+		none := "No findings in" // the items reviewed had none
+		if dropped != "" {
+			none = "No findings shown from" // they had some, all left out below
+		}
 		switch {
 		case c.planned == 0:
 		case c.reviewed == 0:
 			s.head = "### Findings\n\nNone, because no item was reviewed.\n\n"
 		case c.notReviewed > 0:
-			s.head = fmt.Sprintf("### Findings\n\nNo findings in the %s that %s reviewed; the %s not reviewed may still have problems.\n\n",
+			s.head = fmt.Sprintf("### Findings\n\n%s the %s that %s reviewed; the %s not reviewed may still have problems.\n\n", none,
 				plural(c.reviewed, "item", "items"), pick(c.reviewed, "was", "were"),
 				plural(c.notReviewed, "item", "items"))
 		default:
-			s.head = fmt.Sprintf("### Findings\n\nNo findings in the %s reviewed.\n\n", plural(c.reviewed, "item", "items"))
+			s.head = fmt.Sprintf("### Findings\n\n%s the %s reviewed.\n\n", none, plural(c.reviewed, "item", "items"))
 		}
+		s.head += dropped
 		return s
 	}
 	s.head = fmt.Sprintf("### Findings (%s)\n\n", fmtCount(len(r.Findings)))
@@ -405,6 +414,7 @@ func mdFindings(r *review.Report, c counts, opts Options) *mdSection {
 	if len(hidden) > 0 {
 		s.tail = "_" + mdEscape(hiddenLine(hidden, opts.ReportOn)) + "._\n\n"
 	}
+	s.tail += dropped
 	return s
 }
 
@@ -581,8 +591,26 @@ func (s *mdSection) render(b *strings.Builder) {
 // mdEscape makes one line of untrusted text inert in Markdown: it cannot
 // open HTML (tags, comments, </details>), links, images, code spans or
 // fences, emphasis, table cells or headings, and it cannot mention anyone.
+// A URL GitHub would autolink (http://, https://, ftp://, www.) becomes a
+// code span, so it is shown but never clickable: the report does not know
+// the repository's address, so no link is trusted.
 // Input should be a single line (see oneLine); mdBlock handles paragraphs.
 func mdEscape(s string) string {
+	var b strings.Builder
+	for {
+		loc := linkRE.FindStringIndex(s)
+		if loc == nil {
+			b.WriteString(mdEscapeText(s))
+			return b.String()
+		}
+		b.WriteString(mdEscapeText(s[:loc[0]]))
+		b.WriteString(mdCode(s[loc[0]:loc[1]], false))
+		s = s[loc[1]:]
+	}
+}
+
+// mdEscapeText is mdEscape without the treatment of URLs.
+func mdEscapeText(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
 	for _, r := range s {

@@ -20,8 +20,12 @@ func TestMDEscape(t *testing.T) {
 		{"</details>", "&lt;/details&gt;"},
 		{"<!-- hide the rest", "&lt;!-- hide the rest"},
 		{"a | b", `a \| b`},
-		{"[click](https://evil.example)", `\[click\](https://evil.example)`},
-		{"![x](https://evil.example/p.png)", `!\[x\](https://evil.example/p.png)`},
+		{"[click](https://evil.example)", "\\[click\\](`https://evil.example`)"},
+		{"![x](https://evil.example/p.png)", "!\\[x\\](`https://evil.example/p.png`)"},
+		// GitHub autolinks bare URLs: they become code, never clickable.
+		{"see https://evil.example/a_b?c=d now", "see `https://evil.example/a_b?c=d` now"},
+		{"visit www.evil.example today", "visit `www.evil.example` today"},
+		{"FTP://files.example/x", "`FTP://files.example/x`"},
 		{"**bold** _it_ ~~s~~", `\*\*bold\*\* \_it\_ \~\~s\~\~`},
 		{"`code`", "\\`code\\`"},
 		{"ping @octocat", "ping @&#8203;octocat"},
@@ -65,7 +69,7 @@ func TestMDBlock(t *testing.T) {
 		{"> quote", "&gt; quote"},
 		{"```\nopen fence", "\\`\\`\\`\nopen fence"},
 		{"~~~\nopen fence", "\\~\\~\\~\nopen fence"},
-		{"[ref]: https://evil.example", "\\[ref\\]: https://evil.example"},
+		{"[ref]: https://evil.example", "\\[ref\\]: `https://evil.example`"},
 		{"esc\x1b[31mred\u202eevil", "esc\\[31mredevil"},
 	}
 	for _, tt := range tests {

@@ -153,7 +153,7 @@ func writeSARIF(buf *bytes.Buffer, r *review.Report, opts Options) error {
 			RuleID:              id,
 			RuleIndex:           index[id],
 			Level:               sarifLevel(f.Severity),
-			Message:             sarifText{Text: text},
+			Message:             sarifText{Text: sarifMessage(text)},
 			Locations:           []sarifLocation{sarifLocationOf(f.Path, f.StartLine, f.EndLine)},
 			PartialFingerprints: map[string]string{FingerprintKey: fp + ":" + strconv.Itoa(seen[fp])},
 			Properties: sarifResultProps{
@@ -166,6 +166,15 @@ func writeSARIF(buf *bytes.Buffer, r *review.Report, opts Options) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{run}})
+}
+
+// sarifMessage makes a finding's text inert in a SARIF message, which
+// viewers such as GitHub code scanning render: Defang breaks mentions,
+// markup and links (no repository address is trusted), and backslashes and
+// square brackets are escaped as SARIF 2.1.0 §3.11.6 requires of literal
+// brackets, so the text cannot form an embedded link "[text](target)".
+func sarifMessage(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`).Replace(Defang(s, ""))
 }
 
 // sarifRules is one rule per skill named by a finding or an item, sorted by

@@ -103,7 +103,7 @@ func reasonMeaning(reason string) string {
 	case "unavailable":
 		return "the provider was unavailable"
 	case "bad_response":
-		return "the model's answer could not be used"
+		return fmt.Sprintf("the model's answer could not be used (no JSON findings object, cut off at max_tokens, or over the %d MiB answer cap)", review.MaxAnswerBytes>>20)
 	case "auth":
 		return "the provider rejected the credentials (HTTP 401/403); check the route's API key"
 	case "payment":

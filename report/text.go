@@ -90,7 +90,8 @@ func writeText(buf *bytes.Buffer, r *review.Report, opts Options) error {
 
 func textFindings(buf *bytes.Buffer, r *review.Report, opts Options, p palette) {
 	shown, hidden := listed(r.Findings, opts.ReportOn)
-	if len(shown) == 0 && len(hidden) == 0 {
+	dropped := droppedLines(r)
+	if len(shown) == 0 && len(hidden) == 0 && len(dropped) == 0 {
 		return
 	}
 	buf.WriteString("\n" + p.paint(sgrBold, "Findings") + "\n")
@@ -120,6 +121,12 @@ func textFindings(buf *bytes.Buffer, r *review.Report, opts Options, p palette) 
 	}
 	if len(hidden) > 0 {
 		buf.WriteString("\n" + hiddenLine(hidden, opts.ReportOn) + "\n")
+	}
+	if len(dropped) > 0 {
+		buf.WriteString("\n")
+		for _, l := range dropped {
+			buf.WriteString(l + "\n")
+		}
 	}
 }
 

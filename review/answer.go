@@ -17,8 +17,11 @@ const (
 	maxFindingTitle       = 200
 	maxFindingDescription = 4000
 	maxFindingSuggestion  = 8000
-	maxFindingsPerAnswer  = 50
 )
+
+// MaxFindingsPerAnswer caps the findings kept from one answer (one item);
+// the rest are counted in Summary.FindingsDropped.AnswerCap.
+const MaxFindingsPerAnswer = 50
 
 // MaxAnswerBytes caps a model's answer: a longer one is not parsed, and the
 // item fails bad_response. Fifty findings of capped size fit well inside.
@@ -145,17 +148,25 @@ var findingsObject = regexp.MustCompile(`\{\s*"findings"\s*:`)
 type lineRange struct{ start, end int }
 
 // validate turns a model's findings into Findings: severity normalized,
-// lines inside r (otherwise clamped and marked), text capped. Findings with
-// neither a title nor a description are dropped.
-func validate(raw []rawFinding, r lineRange, base Finding) []Finding {
+// lines inside r (otherwise clamped and marked), text capped. The path,
+// skill, route and model come from base (the item's own), never from the
+// model. Findings with neither a title nor a description are dropped, and
+// so is every finding after the first MaxFindingsPerAnswer; drop counts
+// them.
+func validate(raw []rawFinding, r lineRange, base Finding, drop *FindingsDropped) []Finding {
+	if drop == nil {
+		drop = new(FindingsDropped)
+	}
 	var out []Finding
 	for _, f := range raw {
-		if len(out) == maxFindingsPerAnswer {
-			break
-		}
 		title := oneLine(strings.TrimSpace(f.Title))
 		desc := strings.TrimSpace(f.Description)
 		if title == "" && desc == "" {
+			drop.NoText++
+			continue
+		}
+		if len(out) == MaxFindingsPerAnswer {
+			drop.AnswerCap++
 			continue
 		}
 		if title == "" {

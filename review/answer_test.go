@@ -138,7 +138,7 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := validate(raw(t, tt.answer), r, base)
+			got := validate(raw(t, tt.answer), r, base, nil)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("validate(%s) mismatch (-want +got):\n%s", tt.answer, diff)
 			}
@@ -153,7 +153,7 @@ func TestValidateCapsText(t *testing.T) {
 		"severity": "low", "title": long, "description": long, "start_line": 1, "end_line": 1,
 		"suggestion": strings.Repeat("x", maxFindingSuggestion+1),
 	}}})
-	got := validate(raw(t, string(answer)), lineRange{1, 1}, Finding{})
+	got := validate(raw(t, string(answer)), lineRange{1, 1}, Finding{}, nil)
 	if len(got) != 1 {
 		t.Fatalf("validate(long finding) = %d findings, want 1", len(got))
 	}
@@ -175,8 +175,8 @@ func TestValidateCapsCount(t *testing.T) {
 		fs = append(fs, map[string]any{"severity": "low", "title": "t", "description": "d", "start_line": 1, "end_line": 1})
 	}
 	answer, _ := json.Marshal(map[string]any{"findings": fs})
-	if got := validate(raw(t, string(answer)), lineRange{1, 1}, Finding{}); len(got) != maxFindingsPerAnswer {
-		t.Errorf("validate(80 findings) kept %d, want %d", len(got), maxFindingsPerAnswer)
+	if got := validate(raw(t, string(answer)), lineRange{1, 1}, Finding{}, nil); len(got) != MaxFindingsPerAnswer {
+		t.Errorf("validate(80 findings) kept %d, want %d", len(got), MaxFindingsPerAnswer)
 	}
 }
 
@@ -191,7 +191,7 @@ func FuzzParseAnswer(f *testing.F) {
 			return
 		}
 		r := lineRange{5, 9}
-		for _, g := range validate(fs, r, Finding{}) {
+		for _, g := range validate(fs, r, Finding{}, nil) {
 			if g.StartLine < r.start || g.EndLine > r.end || g.StartLine > g.EndLine {
 				t.Fatalf("validate gave lines %d-%d outside %d-%d", g.StartLine, g.EndLine, r.start, r.end)
 			}

@@ -65,7 +65,7 @@ func BenchmarkParseAnswer(b *testing.B) {
 		{"batch", func(s string) error { _, err := parseBatchAnswer(s, names); return err }, answer},
 		{"validate", func(s string) error {
 			fs, err := ParseAnswer(s)
-			validate(fs, lineRange{10, 20}, Finding{Skill: "code-review", Path: "a.go"})
+			validate(fs, lineRange{10, 20}, Finding{Skill: "code-review", Path: "a.go"}, nil)
 			return err
 		}, answer},
 	} {

@@ -58,7 +58,7 @@ func TestPromptInjectionStaysFenced(t *testing.T) {
 func TestModelCannotRedirectFindings(t *testing.T) {
 	t.Parallel()
 	answer := `{"findings":[{"severity":"critical","title":"t","description":"d","path":"/etc/passwd","file":"other.go","start_line":3,"end_line":3,"suggestion":""}]}`
-	got := validate(raw(t, answer), lineRange{1, 5}, Finding{Skill: "s", Path: "mine.go"})
+	got := validate(raw(t, answer), lineRange{1, 5}, Finding{Skill: "s", Path: "mine.go"}, nil)
 	if len(got) != 1 || got[0].Path != "mine.go" {
 		t.Errorf("validate kept %+v; want the finding on the item's own file", got)
 	}

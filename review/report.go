@@ -129,6 +129,31 @@ type Summary struct {
 	Failed   int `json:"failed"`
 	Skipped  int `json:"skipped"`
 	Findings int `json:"findings"`
+	// FindingsDropped counts the findings models reported that are not in
+	// Findings, by reason (additive to the contract; omitted when none
+	// was dropped).
+	FindingsDropped FindingsDropped `json:"findings_dropped,omitzero"`
+}
+
+// FindingsDropped counts findings left out of a report, by the bound or
+// rule that left them out, so that no cap hides findings silently.
+type FindingsDropped struct {
+	// AnswerCap: over MaxFindingsPerAnswer in one answer.
+	AnswerCap int `json:"answer_cap,omitempty"`
+	// MaxFindings: over the review's max_findings (Policy.MaxFindings),
+	// the least severe first.
+	MaxFindings int `json:"max_findings,omitempty"`
+	// BelowReportOn: below the review's report_on (Policy.ReportOn).
+	BelowReportOn int `json:"below_report_on,omitempty"`
+	// NoText: with neither a title nor a description.
+	NoText int `json:"no_text,omitempty"`
+	// UnknownSkill: in a batched answer, naming no skill of the batch.
+	UnknownSkill int `json:"unknown_skill,omitempty"`
+}
+
+// Total is the number of findings dropped for any reason.
+func (d FindingsDropped) Total() int {
+	return d.AnswerCap + d.MaxFindings + d.BelowReportOn + d.NoText + d.UnknownSkill
 }
 
 // RouteStats is one route's health over the review.

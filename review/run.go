@@ -70,6 +70,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 		servers[rt.Name] = hostPort{host, port}
 	}
 	var findings []Finding
+	var dropped FindingsDropped
 	var batch *batchAnswer
 	for i, wi := range p.Items {
 		g, it := group[i], &r.Items[i]
@@ -129,7 +130,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 					it.Status, it.Reason = StatusFailed, execution.ClassBadResponse.String()
 					continue
 				}
-				findings = append(findings, validate(raw, lines, base)...)
+				findings = append(findings, validate(raw, lines, base, &dropped)...)
 				continue
 			}
 			if first {
@@ -140,13 +141,15 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 				var err error
 				if batch, err = parseBatchAnswer(res.Response.Content, names); err != nil {
 					batch = nil
+				} else {
+					dropped.UnknownSkill += batch.dropped
 				}
 			}
 			if batch == nil || batch.bad[wi.Skill.Name] != nil {
 				it.Status, it.Reason = StatusFailed, execution.ClassBadResponse.String()
 				continue
 			}
-			findings = append(findings, validate(batch.findings[wi.Skill.Name], lines, base)...)
+			findings = append(findings, validate(batch.findings[wi.Skill.Name], lines, base, &dropped)...)
 		case execution.StatusFailed:
 			it.Status, it.Reason = StatusFailed, failureReason(res)
 			if n := len(res.Attempts); n > 0 {
@@ -156,8 +159,9 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 			it.Status, it.Reason = StatusSkipped, res.Reason
 		}
 	}
-	r.Findings = selectFindings(findings, opts.ReportOn, opts.MaxFindings)
+	r.Findings = selectFindings(findings, opts.ReportOn, opts.MaxFindings, &dropped)
 	r.Summary = summarize(r.Items, len(r.Findings))
+	r.Summary.FindingsDropped = dropped
 	r.Outcome = Decide(r.Items)
 	r.Routes = routeStats(eng)
 	r.DurationMS = time.Since(start).Milliseconds()
@@ -225,12 +229,15 @@ func Decide(items []Item) Outcome {
 }
 
 // selectFindings orders findings most severe first (then by path and line),
-// drops those below reportOn and keeps at most max (0: all).
-func selectFindings(fs []Finding, reportOn Severity, max int) []Finding {
+// drops those below reportOn and keeps at most max (0: all), counting what
+// it drops in drop.
+func selectFindings(fs []Finding, reportOn Severity, max int, drop *FindingsDropped) []Finding {
 	out := make([]Finding, 0, len(fs))
 	for _, f := range fs {
 		if reportOn == SeverityNone || f.Severity >= reportOn {
 			out = append(out, f)
+		} else {
+			drop.BelowReportOn++
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Finding) int {
@@ -242,6 +249,7 @@ func selectFindings(fs []Finding, reportOn Severity, max int) []Finding {
 		)
 	})
 	if max > 0 && len(out) > max {
+		drop.MaxFindings += len(out) - max
 		out = out[:max]
 	}
 	return out

@@ -15,9 +15,16 @@ import (
 	"github.com/org/warden/review"
 )
 
-// maxDiffBytes bounds the diff warden reads, so a runaway input fails with
-// a clear message instead of exhausting memory.
+// maxDiffBytes bounds the diff warden reads (a --diff file, standard input
+// or git's output), so a runaway input fails with a clear one-line error
+// naming the input and the cap instead of exhausting memory. It is a hard
+// cap, not a setting: what a review covers is bounded by [filters]
+// max_files, max_changed_lines and max_file_bytes, each reported per path;
+// this one only keeps the process alive.
 const maxDiffBytes = 512 << 20
+
+// errDiffTooLarge is the error of a diff over maxDiffBytes.
+var errDiffTooLarge = fmt.Errorf("larger than the %d MiB cap on a diff (review a smaller range)", maxDiffBytes>>20)
 
 // change is the diff under review and a way to read its files at the
 // reviewed revision.
@@ -87,12 +94,38 @@ func readChange(e *env, o *reviewOptions) (*change, error) {
 }
 
 func readAllLimited(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxDiffBytes+1))
-	if err == nil && len(b) > maxDiffBytes {
-		err = fmt.Errorf("larger than %d MiB", maxDiffBytes>>20)
+	return readCapped(r, maxDiffBytes)
+}
+
+// readCapped reads r to its end, or fails with errDiffTooLarge after more
+// than limit bytes.
+func readCapped(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		return nil, errDiffTooLarge
 	}
 	return b, err
 }
+
+// cappedBuffer collects a command's output up to limit bytes; a write past
+// it fails (git then gets EPIPE and stops) and sets over. It does not embed
+// bytes.Buffer, whose ReadFrom io.Copy would call instead of Write.
+type cappedBuffer struct {
+	buf   bytes.Buffer
+	limit int64
+	over  bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if int64(b.buf.Len()+len(p)) > b.limit {
+		b.over = true
+		return 0, errDiffTooLarge
+	}
+	return b.buf.Write(p)
+}
+
+func (b *cappedBuffer) Bytes() []byte { return b.buf.Bytes() }
+func (b *cappedBuffer) Len() int      { return b.buf.Len() }
 
 // gitDiffArgs make git's output parseable whatever the user's git config
 // says: no colour, no external diff or textconv, standard a/ b/ prefixes,
@@ -112,9 +145,14 @@ func git(ctx context.Context, dir string, args ...string) *exec.Cmd {
 // command and quotes git's own message.
 func gitOutput(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	var stderr bytes.Buffer
+	stdout := &cappedBuffer{limit: maxDiffBytes}
 	cmd := git(ctx, dir, args...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
+	err := cmd.Run()
+	if stdout.over {
+		return nil, fmt.Errorf("git %s: output %w", strings.Join(args, " "), errDiffTooLarge)
+	}
+	out := stdout.Bytes()
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
@@ -151,10 +189,14 @@ func worktreeDiff(ctx context.Context, dir string) ([]byte, error) {
 			continue
 		}
 		// --no-index exits 1 when the files differ, which they always do.
-		var out bytes.Buffer
+		out := &cappedBuffer{limit: maxDiffBytes - int64(len(diff))}
 		cmd := git(ctx, dir, append(gitDiffArgs, "--no-index", "--", os.DevNull, path)...)
-		cmd.Stdout = &out
-		if err := cmd.Run(); err != nil {
+		cmd.Stdout = out
+		err := cmd.Run()
+		if out.over {
+			return nil, fmt.Errorf("git diff HEAD with the untracked files: %w", errDiffTooLarge)
+		}
+		if err != nil {
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 				return nil, fmt.Errorf("git diff --no-index %s: %w", path, err)

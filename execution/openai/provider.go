@@ -307,6 +307,8 @@ func (p *Provider) fail(ctx context.Context, c *call, err error) error {
 	case errors.As(err, &apiErr) || errors.As(err, &reqErr) || c.status >= 300:
 		// go-openai reads a 3xx (a redirect, not followed) as an answer.
 		return c.statusError(err)
+	case errors.Is(err, ErrBodyTooLarge):
+		return &execution.BadResponseError{Reason: "answer too large", Err: err}
 	case c.requests == 0:
 		class := execution.ClassBadRequest
 		if errors.Is(err, goopenai.ErrChatCompletionInvalidModel) {

@@ -247,3 +247,40 @@ func TestCompleteNoRedirect(t *testing.T) {
 		t.Errorf("Complete() on a 307 sent %d requests, want 1", got)
 	}
 }
+
+// TestCompleteBodyCap: an answer body over the cap is not read to its end;
+// Complete fails with a bad response that says why, streaming or not.
+func TestCompleteBodyCap(t *testing.T) {
+	t.Parallel()
+	huge := strings.Repeat("x", openai.MaxBodyBytes)
+	body := `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"` + huge + `"}}]}`
+	var stream strings.Builder
+	for stream.Len() <= openai.MaxStreamBytes {
+		stream.WriteString(chunk(strings.Repeat("y", 64<<10)) + "\n\n")
+	}
+	tests := []struct {
+		name   string
+		stream bool
+		h      http.HandlerFunc
+	}{
+		{"json", false, jsonHandler(http.StatusOK, body)},
+		{"stream", true, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, roleChunk+"\n\n"+stream.String())
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, _ := newServerProvider(t, tt.h, nil)
+			_, err := p.Complete(t.Context(), request(tt.stream))
+			var bad *execution.BadResponseError
+			if !errors.As(err, &bad) || !errors.Is(err, openai.ErrBodyTooLarge) || execution.Classify(t.Context(), err) != execution.ClassBadResponse {
+				t.Fatalf("Complete(body over the cap) = %v, want a bad response wrapping ErrBodyTooLarge", err)
+			}
+			if !strings.Contains(err.Error(), "too large") || !strings.Contains(err.Error(), "MiB") {
+				t.Errorf("error %q does not say the answer was over the cap", err)
+			}
+		})
+	}
+}

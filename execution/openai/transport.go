@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,41 @@ import (
 
 // maxCapture bounds how much of a response body is kept for error parsing.
 const maxCapture = 4 << 20
+
+// Caps on the response body read, so that a runaway or hostile server
+// cannot make warden hold an unbounded answer: a JSON answer is read up to
+// MaxBodyBytes (four times review.MaxAnswerBytes, for JSON escaping), an
+// event stream, whose framing is tens of bytes per token, up to
+// MaxStreamBytes. Past the cap the read fails with ErrBodyTooLarge and
+// Complete returns a *execution.BadResponseError.
+const (
+	MaxBodyBytes   = 4 << 20
+	MaxStreamBytes = 64 << 20
+)
+
+// ErrBodyTooLarge is the read error of a response body over its cap.
+var ErrBodyTooLarge = errors.New("response body over the size cap: not read further")
+
+// cappedBody fails reads past max bytes with ErrBodyTooLarge.
+type cappedBody struct {
+	io.ReadCloser
+	max, read int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.read > b.max {
+		return 0, fmt.Errorf("%w (%d MiB)", ErrBodyTooLarge, b.max>>20)
+	}
+	if room := b.max + 1 - b.read; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
+	if b.read > b.max {
+		return n, fmt.Errorf("%w (%d MiB)", ErrBodyTooLarge, b.max>>20)
+	}
+	return n, err
+}
 
 // callKey is the context key of the *call a request belongs to.
 type callKey struct{}
@@ -71,9 +107,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.firstByte = time.Since(c.sentAt)
 	c.status, c.header = resp.StatusCode, resp.Header.Clone()
 	if c.stream && resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		resp.Body = newSSEFilter(resp.Body, c)
+		resp.Body = newSSEFilter(&cappedBody{ReadCloser: resp.Body, max: MaxStreamBytes}, c)
 	} else {
-		resp.Body = &teeBody{ReadCloser: resp.Body, c: c}
+		resp.Body = &teeBody{ReadCloser: &cappedBody{ReadCloser: resp.Body, max: MaxBodyBytes}, c: c}
 	}
 	return resp, nil
 }
@@ -158,7 +194,9 @@ func (f *sseFilter) Read(p []byte) (int, error) {
 			return 0, f.err
 		}
 		line, err := f.r.ReadBytes('\n')
-		if len(line) > 0 {
+		if len(line) > 0 && (err == nil || err == io.EOF) {
+			// A line cut by a read error (the size cap, a reset) is
+			// not passed on: its error is the stream's.
 			f.line(bytes.TrimRight(line, "\r\n"))
 		}
 		if err != nil && f.err == nil {

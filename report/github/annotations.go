@@ -7,6 +7,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
@@ -23,7 +24,8 @@ const MaxStepAnnotations = 10
 // cannot write (fork pull requests). When findings are dropped for the cap,
 // the last notice slot says so, so the cap never hides findings silently.
 // Model text cannot inject commands: go-githubactions escapes newlines and
-// property separators. Write errors stop the output; written counts what
+// property separators; mentions, markup and links are defanged
+// (report.Defang, no link trusted: the writer has no repository address). Write errors stop the output; written counts what
 // was written.
 func WriteAnnotations(w io.Writer, findings []review.Finding, reportOn review.Severity) (written, dropped int) {
 	var shown []review.Finding
@@ -91,7 +93,7 @@ func workflowKind(s review.Severity) string {
 
 func workflowCommand(kind string, f review.Finding) *githubactions.Command {
 	props := githubactions.CommandProperties{
-		"title": clipBytes(fmt.Sprintf("[%s] %s", f.Severity, oneLine(f.Title)), maxAnnotationTitle, "…"),
+		"title": clipBytes(fmt.Sprintf("[%s] %s", f.Severity, oneLine(report.Defang(f.Title, ""))), maxAnnotationTitle, "…"),
 	}
 	if p := normPath(f.Path); p != "" {
 		props["file"] = p
@@ -100,9 +102,9 @@ func workflowCommand(kind string, f review.Finding) *githubactions.Command {
 			props["endLine"] = strconv.Itoa(e)
 		}
 	}
-	msg := stripControls(f.Description)
+	msg := report.Defang(f.Description, "")
 	if msg == "" {
-		msg = oneLine(f.Title)
+		msg = oneLine(report.Defang(f.Title, ""))
 	}
 	return &githubactions.Command{Name: kind, Properties: props, Message: clipBytes(msg, 4096, "…")}
 }

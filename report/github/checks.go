@@ -9,6 +9,7 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 
+	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
@@ -105,7 +106,7 @@ func (c *Client) CompleteCheckRun(ctx context.Context, id int64, out CheckOutput
 	}
 	summary := clipText(out.Summary, MaxOutputText,
 		"\n\n_(summary cut: GitHub allows at most 65,535 characters)_\n")
-	anns := annotations(out.Annotations)
+	anns := annotations(out.Annotations, c.repoURL())
 	if n := len(out.Annotations) - len(anns); n > 0 {
 		c.log.Warn("findings without a path are not annotated", "count", n)
 	}
@@ -152,7 +153,9 @@ func (c *Client) updateCheckRun(ctx context.Context, id int64, body checkRunUpda
 
 // annotations turns findings into check-run annotations, most severe first:
 // critical and high are failures, medium and low warnings, info notices.
-func annotations(fs []review.Finding) []*gh.CheckRunAnnotation {
+// Model text is defanged (report.Defang): mentions, markup and links to
+// anywhere but repoURL are made inert.
+func annotations(fs []review.Finding, repoURL string) []*gh.CheckRunAnnotation {
 	var out []*gh.CheckRunAnnotation
 	for _, f := range sortedBySeverity(fs) {
 		path := strings.TrimPrefix(strings.TrimSpace(f.Path), "./")
@@ -163,10 +166,10 @@ func annotations(fs []review.Finding) []*gh.CheckRunAnnotation {
 		if start == 0 {
 			start, end = 1, 1 // a finding about the whole file
 		}
-		title := clipBytes(fmt.Sprintf("[%s] %s", f.Severity, oneLine(f.Title)), maxAnnotationTitle, "…")
-		msg := stripControls(f.Description)
+		title := clipBytes(fmt.Sprintf("[%s] %s", f.Severity, oneLine(report.Defang(f.Title, repoURL))), maxAnnotationTitle, "…")
+		msg := report.Defang(f.Description, repoURL)
 		if msg == "" {
-			msg = oneLine(f.Title)
+			msg = oneLine(report.Defang(f.Title, repoURL))
 		}
 		a := &gh.CheckRunAnnotation{
 			Path:            gh.String(path),
@@ -177,7 +180,7 @@ func annotations(fs []review.Finding) []*gh.CheckRunAnnotation {
 			Message:         gh.String(clipBytes(msg, maxAnnotationMessage, "…")),
 		}
 		if f.Suggestion != "" {
-			a.RawDetails = gh.String(clipBytes("Suggested replacement:\n"+stripControls(f.Suggestion), maxAnnotationMessage, "…"))
+			a.RawDetails = gh.String(clipBytes("Suggested replacement:\n"+report.Defang(f.Suggestion, repoURL), maxAnnotationMessage, "…"))
 		}
 		out = append(out, a)
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/org/warden/report"
 )
 
 // stripControls drops C0/C1 control characters (newlines and tabs are kept),
@@ -34,10 +36,20 @@ func isBidiControl(r rune) bool {
 }
 
 var (
-	// A mention: @ not preceded by a word character (so e-mail addresses
-	// stay), followed by what a user or team name starts with.
-	mentionRE = regexp.MustCompile(`(^|[^\p{L}\p{N}_.+-])@([\p{L}\p{N}_-])`)
-	urlRE     = regexp.MustCompile("(?i)https?://[^\\s<>`\"')\\]]+")
+	// A mention as GitHub finds one: @ not preceded by an ASCII word
+	// character (so e-mail addresses stay; GitHub's \W is ASCII, so "é@x"
+	// and "a.@x" do mention), followed by what a user or team name starts
+	// with.
+	mentionRE = regexp.MustCompile(`(^|[^A-Za-z0-9_])@([A-Za-z0-9_-])`)
+	// What GitHub autolinks: an http(s) or ftp URL, or a host starting
+	// with "www.".
+	urlRE = regexp.MustCompile("(?i)(?:(?:https?|ftp)://|www\\.)[^\\s<>`\"')\\]]+")
+	// A link reference definition's label, "[label]:", which would turn a
+	// destination such as //evil.example into a link.
+	refDefRE = regexp.MustCompile(`\[([^\]\n]*)\]:`)
+	// A fence opening with the info string "suggestion", which GitHub
+	// renders as an applicable change.
+	suggestionFenceRE = regexp.MustCompile("(?im)^([ \t>]*(?:`{3,}|~{3,})[ \t]*)suggestion")
 )
 
 // neutralize makes model text safe to render in a GitHub comment:
@@ -45,10 +57,16 @@ var (
 //     model cannot notify people or teams;
 //   - "<" becomes "&lt;", so no raw HTML (tags, <details>, <img>, HTML
 //     comments that could forge a fingerprint marker) reaches the renderer;
-//   - "![" becomes "!\[" and "](" becomes "]\(", so no image or inline link
-//     is rendered;
-//   - an http(s) URL that is not under the repository on serverURL becomes
-//     inline code, so it is shown but not linked.
+//   - "![" becomes "!\[", "](" becomes "]\(" and "[label]:" becomes
+//     "\[label]:", so no image, inline link or link reference definition
+//     (whose destination could be //evil.example) is rendered;
+//   - a URL GitHub would autolink (http://, https://, ftp://, www.) that is
+//     not under repoURL (the repository on GITHUB_SERVER_URL) becomes inline
+//     code, so it is shown but not linked;
+//   - a fence whose info string is "suggestion" gets "text" instead, so a
+//     description cannot smuggle in an applicable change: the only
+//     suggestion block in a comment is warden's own, on exactly the
+//     finding's lines.
 //
 // Control characters and bidi overrides are dropped.
 func neutralize(s, repoURL string) string {
@@ -56,18 +74,16 @@ func neutralize(s, repoURL string) string {
 	s = strings.ReplaceAll(s, "<", "&lt;")
 	s = strings.ReplaceAll(s, "![", `!\[`)
 	s = strings.ReplaceAll(s, "](", `]\(`)
+	s = refDefRE.ReplaceAllString(s, `\[$1]:`)
+	s = suggestionFenceRE.ReplaceAllString(s, "${1}text")
 	s = mentionRE.ReplaceAllString(s, "$1@\u200b$2")
 	s = urlRE.ReplaceAllStringFunc(s, func(u string) string {
-		if repoURL != "" && (strings.EqualFold(u, repoURL) || hasPrefixFold(u, repoURL+"/")) {
+		if report.UnderRepo(u, repoURL) {
 			return u
 		}
 		return inlineCode(u)
 	})
 	return s
-}
-
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // inlineCode wraps s in a code span whose backtick run is longer than any

@@ -48,6 +48,14 @@ func TestNeutralize(t *testing.T) {
 		{"other repository is elsewhere", "see https://github.com/org/wardenx", "see `https://github.com/org/wardenx`"},
 		{"controls and bidi", "a\x1b[2Jb\u202ec", "a[2Jbc"},
 		{"newlines kept", "a\r\nb", "a\nb"},
+		{"www autolink", "see www.evil.example/x", "see `www.evil.example/x`"},
+		{"ftp autolink", "ftp://evil.example/f", "`ftp://evil.example/f`"},
+		{"reference definition", "[docs][1]\n\n[1]: //evil.example/a", "[docs][1]\n\n\\[1]: //evil.example/a"},
+		{"repository look-alike", "https://github.com/org/warden@evil.example/x", "`https://github.com/org/warden@evil.example/x`"},
+		{"repository query stays", "https://github.com/org/warden?tab=readme", "https://github.com/org/warden?tab=readme"},
+		{"mention after punctuation", "a.@team x+@bob é@carol", "a.@\u200bteam x+@\u200bbob é@\u200bcarol"},
+		{"smuggled suggestion", "```suggestion\nrm -rf /\n```", "```text\nrm -rf /\n```"},
+		{"smuggled suggestion in a quote", "> ~~~ Suggestion\nx\n> ~~~", "> ~~~ text\nx\n> ~~~"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

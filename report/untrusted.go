@@ -1,0 +1,70 @@
+package report
+
+import (
+	"regexp"
+	"strings"
+)
+
+var (
+	// A mention as GitHub finds one: @ not preceded by an ASCII word
+	// character (so e-mail addresses stay), followed by what a user or
+	// team name starts with.
+	mentionRE = regexp.MustCompile(`(^|[^A-Za-z0-9_])@([A-Za-z0-9_-])`)
+	// What GitHub's autolinker (and most linkifiers) turn into a link: an
+	// http(s) or ftp URL, or a host starting with "www.".
+	linkRE = regexp.MustCompile("(?i)(?:(?:https?|ftp)://|www\\.)[^\\s<>`\"'|\\[\\]()]+")
+	// An HTML tag, comment or declaration opening.
+	tagRE = regexp.MustCompile(`<([\p{L}/!?])`)
+)
+
+// Defang makes untrusted text (a model's title, description or suggestion)
+// inert where it is shown as plain text that a renderer or linkifier may
+// still act on: check-run and workflow-command annotations, SARIF messages.
+//
+//   - @-mentions get a zero-width space after the @ (@\u200bname), so they
+//     notify no one;
+//   - an HTML tag or comment opening gets a zero-width space after the "<",
+//     so no markup is recognized ("a < b" is unchanged);
+//   - a link that is not under repoURL (the repository's own web address,
+//     e.g. https://github.com/acme/widgets; "" for none) is defanged the way
+//     security tools quote URLs: hxxps://evil[.]example/x, so no linkifier
+//     makes it clickable and a reader still sees where it pointed;
+//   - control characters and bidi overrides are dropped (newlines kept).
+func Defang(s, repoURL string) string {
+	s = sanitize(s, true)
+	s = mentionRE.ReplaceAllString(s, "$1@\u200b$2")
+	s = tagRE.ReplaceAllString(s, "<\u200b$1")
+	return linkRE.ReplaceAllStringFunc(s, func(u string) string {
+		if UnderRepo(u, repoURL) {
+			return u
+		}
+		return defangURL(u)
+	})
+}
+
+// UnderRepo reports whether the URL u is repoURL or under it (compared
+// without regard to case). An empty repoURL has nothing under it.
+func UnderRepo(u, repoURL string) bool {
+	repoURL = strings.TrimSuffix(repoURL, "/")
+	if repoURL == "" || len(u) < len(repoURL) || !strings.EqualFold(u[:len(repoURL)], repoURL) {
+		return false
+	}
+	rest := u[len(repoURL):]
+	return rest == "" || strings.ContainsRune("/?#", rune(rest[0]))
+}
+
+// defangURL is u with its scheme's t's as x's and its host's dots as
+// "[.]": hxxps://evil[.]example/path.
+func defangURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		scheme, rest = "", u
+	} else {
+		scheme = strings.NewReplacer("t", "x", "T", "X").Replace(scheme) + "://"
+	}
+	host, path := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		host, path = rest[:i], rest[i:]
+	}
+	return scheme + strings.ReplaceAll(host, ".", "[.]") + path
+}

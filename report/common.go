@@ -423,7 +423,7 @@ func sanitize(s string, keepNewlines bool) string {
 			}
 		case r == '\t':
 			b.WriteByte('\t')
-		case unicode.IsControl(r), isBidiControl(r):
+		case unicode.IsControl(r), IsBidiControl(r):
 			// dropped
 		default:
 			b.WriteRune(r)
@@ -432,7 +432,10 @@ func sanitize(s string, keepNewlines bool) string {
 	return b.String()
 }
 
-func isBidiControl(r rune) bool {
+// IsBidiControl reports whether r reorders text (bidi embeddings, overrides,
+// isolates and marks): untrusted text can use it to make what is shown
+// differ from what is there, so every sink drops it.
+func IsBidiControl(r rune) bool {
 	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -318,6 +320,20 @@ func loadConfig(fsys fs.FS, named string, readFile func(string) ([]byte, error))
 	}
 	c, err := parseConfig("warden.toml", data)
 	return c, "warden.toml", err
+}
+
+// loadConfigFlag reads the configuration a --config flag names (relative to
+// the working directory), or warden.toml there when the flag is empty.
+func loadConfigFlag(e *env, flagValue string) (*fileConfig, error) {
+	path := flagValue
+	if path != "" && !filepath.IsAbs(path) {
+		path = filepath.Join(e.dir, path)
+	}
+	cfg, _, err := loadConfig(os.DirFS(e.dir), path, os.ReadFile)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return cfg, nil
 }
 
 // unwrapPathError drops the *fs.PathError wrapper whose path the caller

@@ -10,8 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -96,13 +94,9 @@ func runProbe(e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	cfgPath := o.config
-	if cfgPath != "" && !filepath.IsAbs(cfgPath) {
-		cfgPath = filepath.Join(e.dir, cfgPath)
-	}
-	cfg, _, err := loadConfig(os.DirFS(e.dir), cfgPath, os.ReadFile)
+	cfg, err := loadConfigFlag(e, o.config)
 	if err != nil {
-		return exitUsage, &usageError{err}
+		return exitUsage, err
 	}
 	confs, err := routeConfigs(cfg, e.getenv, true)
 	if err != nil {

@@ -92,13 +92,9 @@ func runReview(e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	cfgPath := o.config
-	if cfgPath != "" && !filepath.IsAbs(cfgPath) {
-		cfgPath = filepath.Join(e.dir, cfgPath)
-	}
-	cfg, _, err := loadConfig(os.DirFS(e.dir), cfgPath, os.ReadFile)
+	cfg, err := loadConfigFlag(e, o.config)
 	if err != nil {
-		return exitUsage, &usageError{err}
+		return exitUsage, err
 	}
 	ch, err := readChange(e, o)
 	if err != nil {

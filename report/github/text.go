@@ -23,16 +23,12 @@ func stripControls(s string) string {
 			b.WriteRune(utf8.RuneError)
 		case r == '\n' || r == '\t':
 			b.WriteRune(r)
-		case unicode.IsControl(r), isBidiControl(r):
+		case unicode.IsControl(r), report.IsBidiControl(r):
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
-}
-
-func isBidiControl(r rune) bool {
-	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C
 }
 
 var (

@@ -224,32 +224,6 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*reviewJ
 	return &reviewJob{hunks: hp, plan: plan, eng: eng, opts: opts}, nil
 }
 
-// actionExit is the Action's exit code: as reviewExit, except that an
-// incomplete review fails the step only when fail-on-incomplete is set (the
-// check run already says it is incomplete).
-func actionExit(r *review.Report, failOn review.Severity, failOnIncomplete bool) int {
-	code := reviewExit(r, failOn)
-	if code == exitIncomplete && !failOnIncomplete {
-		return exitOK
-	}
-	return code
-}
-
-// reviewExit is the exit code of a finished review (DESIGN.md §5).
-func reviewExit(r *review.Report, failOn review.Severity) int {
-	for _, f := range r.Findings {
-		if f.Severity.AtLeast(failOn) {
-			return exitFindings
-		}
-	}
-	switch r.Outcome {
-	case review.OutcomeComplete, review.OutcomeDryRun:
-		return exitOK
-	default:
-		return exitIncomplete
-	}
-}
-
 // writeReport renders the report to --output or standard output. A file is
 // written whole or not at all.
 func writeReport(e *env, o *reviewOptions, r *review.Report) error {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/org/warden/review"
 )
 
 // Exit codes (DESIGN.md §5, contract). exitCode is the one place that maps
@@ -149,6 +151,32 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 func (s *syncWriter) file() (*os.File, bool) {
 	f, ok := s.w.(*os.File)
 	return f, ok
+}
+
+// actionExit is the Action's exit code: as reviewExit, except that an
+// incomplete review fails the step only when fail-on-incomplete is set (the
+// check run already says it is incomplete).
+func actionExit(r *review.Report, failOn review.Severity, failOnIncomplete bool) int {
+	code := reviewExit(r, failOn)
+	if code == exitIncomplete && !failOnIncomplete {
+		return exitOK
+	}
+	return code
+}
+
+// reviewExit is the exit code of a finished review (DESIGN.md §5).
+func reviewExit(r *review.Report, failOn review.Severity) int {
+	for _, f := range r.Findings {
+		if f.Severity.AtLeast(failOn) {
+			return exitFindings
+		}
+	}
+	switch r.Outcome {
+	case review.OutcomeComplete, review.OutcomeDryRun:
+		return exitOK
+	default:
+		return exitIncomplete
+	}
 }
 
 // oneLine folds a multi-line message onto one line.

@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/fakegithub": {"github.com/getkin/kin-openapi"},
 	"internal/fakeotlp":   {"go.opentelemetry.io/proto/otlp", "google.golang.org/protobuf"},
 	"internal/actiontest": {},
+	"internal/fakeopenai": {},
 	"internal/peers/act":  {},
 	"internal/peers/ollama": {
 		module + "/execution", module + "/execution/openai", module + "/review", module + "/hunks", module + "/skills",

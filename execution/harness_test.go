@@ -13,6 +13,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/execution/openai"
+	"github.com/org/warden/internal/fakeopenai"
 )
 
 // This file is the harness of the scenario, invariant, comparison and
@@ -158,66 +159,6 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	write("data: [DONE]\n\n")
 }
 
-// memTransport is an in-memory http.RoundTripper that runs a handler on its
-// own goroutine and streams its answer through an io.Pipe; when the
-// request's context ends, the pipe closes with its cause, as net/http does.
-type memTransport struct{ h http.Handler }
-
-func (t memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	pr, pw := io.Pipe()
-	w := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
-	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(context.Cause(ctx)) })
-	go func() { // ends when the handler returns; handlers return when ctx ends
-		defer pw.Close()
-		defer w.WriteHeader(http.StatusOK)
-		t.h.ServeHTTP(w, req)
-	}()
-	select {
-	case <-w.ready:
-	case <-ctx.Done():
-		stop()
-		pr.CloseWithError(ctx.Err())
-		return nil, ctx.Err()
-	}
-	return &http.Response{
-		Status: fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)), StatusCode: w.status,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: w.header.Clone(), Body: &pipeBody{PipeReader: pr, stop: stop}, ContentLength: -1, Request: req,
-	}, nil
-}
-
-type pipeBody struct {
-	*io.PipeReader
-	stop func() bool
-}
-
-func (b *pipeBody) Close() error {
-	b.stop()
-	return b.PipeReader.Close()
-}
-
-type pipeWriter struct {
-	header http.Header
-	pw     *io.PipeWriter
-	once   sync.Once
-	status int
-	ready  chan struct{}
-}
-
-func (w *pipeWriter) Header() http.Header { return w.header }
-
-func (w *pipeWriter) WriteHeader(status int) {
-	w.once.Do(func() { w.status = status; close(w.ready) })
-}
-
-func (w *pipeWriter) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.pw.Write(b)
-}
-
-func (w *pipeWriter) Flush() {}
-
 // routeSpec describes one route of a scenario.
 type routeSpec struct {
 	name           string
@@ -277,7 +218,7 @@ func newWorld(t testing.TB, specs []routeSpec) *world {
 		p, err := openai.New(openai.Config{
 			BaseURL:    "https://" + s.name + ".example.com/v1",
 			APIKey:     "sk-test",
-			HTTPClient: &http.Client{Transport: memTransport{h: srv}},
+			HTTPClient: &http.Client{Transport: fakeopenai.Transport{Handler: srv}},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"github.com/org/warden/execution"
 	"github.com/org/warden/execution/openai"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/fakeopenai"
 	"github.com/org/warden/review"
 	"github.com/org/warden/skills"
 )
@@ -108,65 +108,6 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		`"usage":{"prompt_tokens":%d,"completion_tokens":12,"total_tokens":%d}}`, body.Model, chars/4, chars/4+12)
 }
 
-// memTransport runs a handler for each request on its own goroutine and
-// streams its answer through a pipe; when the request's context ends, the
-// pipe closes with its cause, as net/http does. No sockets: synctest can
-// tell when everything waits.
-type memTransport struct{ h http.Handler }
-
-func (t memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	pr, pw := io.Pipe()
-	w := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
-	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(context.Cause(ctx)) })
-	go func() { // ends when the handler returns; handlers return when ctx ends
-		defer pw.Close()
-		defer w.WriteHeader(http.StatusOK)
-		t.h.ServeHTTP(w, req)
-	}()
-	select {
-	case <-w.ready:
-	case <-ctx.Done():
-		stop()
-		pr.CloseWithError(ctx.Err())
-		return nil, ctx.Err()
-	}
-	return &http.Response{
-		Status: fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)), StatusCode: w.status,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: w.header.Clone(), Body: &pipeBody{PipeReader: pr, stop: stop}, ContentLength: -1, Request: req,
-	}, nil
-}
-
-type pipeBody struct {
-	*io.PipeReader
-	stop func() bool
-}
-
-func (b *pipeBody) Close() error {
-	b.stop()
-	return b.PipeReader.Close()
-}
-
-type pipeWriter struct {
-	header http.Header
-	pw     *io.PipeWriter
-	once   sync.Once
-	status int
-	ready  chan struct{}
-}
-
-func (w *pipeWriter) Header() http.Header { return w.header }
-
-func (w *pipeWriter) WriteHeader(status int) {
-	w.once.Do(func() { w.status = status; close(w.ready) })
-}
-
-func (w *pipeWriter) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.pw.Write(b)
-}
-
 // diagRoute is one route of a diagnosis case.
 type diagRoute struct {
 	name, model string
@@ -223,7 +164,7 @@ func runDiagCase(t *testing.T, routes []diagRoute, serial bool, keyEnv string) *
 		for _, dr := range routes {
 			h := &scripted{byFile: dr.answers, once: dr.first, calls: map[string]int{}}
 			base := "https://" + dr.name + ".example.com/v1"
-			p, err := openai.New(openai.Config{BaseURL: base, APIKey: "sk-test", HTTPClient: &http.Client{Transport: memTransport{h}}})
+			p, err := openai.New(openai.Config{BaseURL: base, APIKey: "sk-test", HTTPClient: &http.Client{Transport: fakeopenai.Transport{Handler: h}}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,9 +1,7 @@
 package openai_test
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,17 +11,16 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/execution/openai"
+	"github.com/org/warden/internal/fakeopenai"
 )
 
 // testKey is the API key the tests configure; it must never appear in an error.
 const testKey = "sk-test-0123456789abcdef"
 
-// pipeTransport is an in-memory http.RoundTripper that calls a handler
-// directly, for tests inside a synctest bubble (a real socket is never
-// durably blocked). The handler runs on its own goroutine and writes the
-// response through an io.Pipe, so a slow or stalled stream is read exactly
-// as a real one; when the request's context ends, the pipe is closed with
-// its error, as net/http does. Handlers must return when r.Context() is done.
+// pipeTransport is an in-memory http.RoundTripper (fakeopenai.Transport)
+// that calls a handler directly, for tests inside a synctest bubble, and
+// counts the requests it was given. Handlers must return when r.Context()
+// is done.
 type pipeTransport struct {
 	h http.Handler
 
@@ -41,68 +38,8 @@ func (t *pipeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.mu.Lock()
 	t.requests++
 	t.mu.Unlock()
-	ctx := req.Context()
-	pr, pw := io.Pipe()
-	w := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
-	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(context.Cause(ctx)) })
-	go func() {
-		defer pw.Close()
-		defer w.WriteHeader(http.StatusOK) // a handler that wrote nothing answers 200
-		t.h.ServeHTTP(w, req)
-	}()
-	select {
-	case <-w.ready:
-	case <-ctx.Done():
-		stop()
-		pr.CloseWithError(ctx.Err())
-		return nil, ctx.Err()
-	}
-	return &http.Response{
-		Status:        fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)),
-		StatusCode:    w.status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        w.header.Clone(),
-		Body:          &pipeBody{PipeReader: pr, stop: stop},
-		ContentLength: -1,
-		Request:       req,
-	}, nil
+	return fakeopenai.Transport{Handler: t.h}.RoundTrip(req)
 }
-
-type pipeBody struct {
-	*io.PipeReader
-	stop func() bool
-}
-
-func (b *pipeBody) Close() error {
-	b.stop()
-	return b.PipeReader.Close()
-}
-
-type pipeWriter struct {
-	header http.Header
-	pw     *io.PipeWriter
-	once   sync.Once
-	status int
-	ready  chan struct{}
-}
-
-func (w *pipeWriter) Header() http.Header { return w.header }
-
-func (w *pipeWriter) WriteHeader(status int) {
-	w.once.Do(func() {
-		w.status = status
-		close(w.ready)
-	})
-}
-
-func (w *pipeWriter) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.pw.Write(b)
-}
-
-func (w *pipeWriter) Flush() {}
 
 // newPipeProvider returns a Provider whose requests go to h in memory.
 func newPipeProvider(t *testing.T, h http.Handler) (*openai.Provider, *pipeTransport) {

@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"internal/fakeotlp":   {"go.opentelemetry.io/proto/otlp", "google.golang.org/protobuf"},
 	"internal/actiontest": {},
 	"internal/fakeopenai": {},
+	"internal/gendiff":    {},
 	"internal/peers/act":  {},
 	"internal/peers/ollama": {
 		module + "/execution", module + "/execution/openai", module + "/review", module + "/hunks", module + "/skills",

@@ -2,46 +2,16 @@ package hunks
 
 import (
 	"bytes"
-	"fmt"
 	"testing"
+
+	"github.com/org/warden/internal/gendiff"
 )
 
-// benchDiff returns a diff of n files with two hunks each, every hunk with
-// 3 context lines around 10 deleted and 10 added lines: 40 changed lines a
-// file. Paths mix source, test, doc and config files.
+// benchDiff returns gendiff's change of n files (40 changed lines a file).
 func benchDiff(n int) []byte {
 	var b bytes.Buffer
-	for i := range n {
-		var p string
-		switch i % 10 {
-		case 0:
-			p = fmt.Sprintf("docs/d%d/page%d.md", i%50, i)
-		case 1, 2:
-			p = fmt.Sprintf("pkg%d/file%d_test.go", i%50, i)
-		case 3:
-			p = fmt.Sprintf("deploy/env%d/config%d.yaml", i%50, i)
-		case 4:
-			p = fmt.Sprintf("internal/auth%d/token%d.go", i%50, i)
-		default:
-			p = fmt.Sprintf("pkg%d/sub/file%d.go", i%50, i)
-		}
-		fmt.Fprintf(&b, "diff --git a/%s b/%s\nindex 1111111..2222222 100644\n--- a/%s\n+++ b/%s\n", p, p, p, p)
-		for h := range 2 {
-			start := 10 + 100*h
-			fmt.Fprintf(&b, "@@ -%d,16 +%d,16 @@ func f%d() {\n", start, start, h)
-			for j := range 3 {
-				fmt.Fprintf(&b, " \tctx := before(%d) // unchanged line\n", j)
-			}
-			for j := range 10 {
-				fmt.Fprintf(&b, "-\tvalue%d := compute(%d, %q)\n", j, j, p)
-			}
-			for j := range 10 {
-				fmt.Fprintf(&b, "+\tvalue%d := computeBetter(%d, %q, opts)\n", j, j, p)
-			}
-			for j := range 3 {
-				fmt.Fprintf(&b, " \tctx = after(%d) // unchanged line\n", j)
-			}
-		}
+	if err := gendiff.Write(&b, n); err != nil {
+		panic(err) // a bytes.Buffer does not fail
 	}
 	return b.Bytes()
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -13,46 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// scaleDiff writes a change of n files, each with two hunks of 10 deleted
-// and 10 added lines between 3 context lines: 40 changed lines a file.
-func scaleDiff(w io.Writer, n int) {
-	b := bufio.NewWriter(w)
-	defer b.Flush()
-	for i := range n {
-		var p string
-		switch i % 10 {
-		case 0:
-			p = fmt.Sprintf("docs/d%d/page%d.md", i%50, i)
-		case 1, 2:
-			p = fmt.Sprintf("pkg%d/file%d_test.go", i%50, i)
-		case 3:
-			p = fmt.Sprintf("deploy/env%d/config%d.yaml", i%50, i)
-		case 4:
-			p = fmt.Sprintf("internal/auth%d/token%d.go", i%50, i)
-		default:
-			p = fmt.Sprintf("pkg%d/sub/file%d.go", i%50, i)
-		}
-		fmt.Fprintf(b, "diff --git a/%[1]s b/%[1]s\nindex 1111111..2222222 100644\n--- a/%[1]s\n+++ b/%[1]s\n", p)
-		for h := range 2 {
-			start := 10 + 100*h
-			fmt.Fprintf(b, "@@ -%d,16 +%d,16 @@ func f%d() {\n", start, start, h)
-			for j := range 3 {
-				fmt.Fprintf(b, " \tctx := before(%d) // unchanged line\n", j)
-			}
-			for j := range 10 {
-				fmt.Fprintf(b, "-\tvalue%d := compute(%d, %q)\n", j, j, p)
-			}
-			for j := range 10 {
-				fmt.Fprintf(b, "+\tvalue%d := computeBetter(%d, %q, opts)\n", j, j, p)
-			}
-			for j := range 3 {
-				fmt.Fprintf(b, " \tctx = after(%d) // unchanged line\n", j)
-			}
-		}
-	}
-}
+	"github.com/org/warden/internal/gendiff"
+)
 
 // TestDryRunMemoryChild is the helper process of TestDryRunMemory: it runs
 // the dry run in the directory the parent names and prints its peak RSS.
@@ -109,7 +71,9 @@ func TestDryRunMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scaleDiff(f, files)
+	if err := gendiff.Write(f, files); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -255,7 +255,7 @@ func longHeadline(r *review.Report) string {
 // listed splits findings into those shown at the threshold and those hidden.
 func listed(fs []review.Finding, reportOn review.Severity) (shown, hidden []review.Finding) {
 	for _, f := range fs {
-		if reportOn == review.SeverityNone || f.Severity.AtLeast(reportOn) {
+		if f.Severity.ShownAt(reportOn) {
 			shown = append(shown, f)
 		} else {
 			hidden = append(hidden, f)

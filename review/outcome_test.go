@@ -49,3 +49,34 @@ func TestSeverity(t *testing.T) {
 		t.Errorf("AtLeast is not >= on the scale")
 	}
 }
+
+func TestReportBlocksAndComplete(t *testing.T) {
+	t.Parallel()
+	high := []Finding{{Severity: SeverityHigh}}
+	reviewed := []Item{{Status: StatusReviewed}}
+	tests := []struct {
+		name         string
+		r            Report
+		failOn       Severity
+		wantBlocks   bool
+		wantComplete bool
+	}{
+		{"high at fail-on high", Report{Outcome: OutcomeComplete, Findings: high, Items: reviewed}, SeverityHigh, true, true},
+		{"high under fail-on critical", Report{Outcome: OutcomeComplete, Findings: high, Items: reviewed}, SeverityCritical, false, true},
+		{"fail-on off blocks nothing", Report{Outcome: OutcomeComplete, Findings: high, Items: reviewed}, SeverityNone, false, true},
+		{"partial", Report{Outcome: OutcomePartial, Items: reviewed}, SeverityHigh, false, false},
+		{"claims complete with a failed item", Report{Outcome: OutcomeComplete, Items: []Item{{Status: StatusReviewed}, {Status: StatusFailed}}}, SeverityHigh, false, false},
+		{"complete with nothing planned", Report{Outcome: OutcomeComplete}, SeverityHigh, false, true},
+	}
+	for _, tt := range tests {
+		if got := tt.r.Blocks(tt.failOn); got != tt.wantBlocks {
+			t.Errorf("%s: Blocks(%s) = %v, want %v", tt.name, tt.failOn, got, tt.wantBlocks)
+		}
+		if got := tt.r.Complete(); got != tt.wantComplete {
+			t.Errorf("%s: Complete() = %v, want %v", tt.name, got, tt.wantComplete)
+		}
+	}
+	if !SeverityInfo.ShownAt(SeverityNone) || SeverityLow.ShownAt(SeverityMedium) || !SeverityHigh.ShownAt(SeverityMedium) {
+		t.Errorf("ShownAt is not: everything under off, at or above the threshold otherwise")
+	}
+}

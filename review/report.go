@@ -294,3 +294,24 @@ type Report struct {
 type Publisher interface {
 	Publish(ctx context.Context, r *Report) error
 }
+
+// Blocks reports whether a finding reaches failOn: the one rule behind the
+// exit code 1 and the check run's failure conclusion.
+func (r *Report) Blocks(failOn Severity) bool {
+	for _, f := range r.Findings {
+		if f.Severity.AtLeast(failOn) {
+			return true
+		}
+	}
+	return false
+}
+
+// Complete reports whether the review is complete: its outcome says so and,
+// when items are listed, Decide agrees (a report read back from a file is
+// not trusted to state its own outcome).
+func (r *Report) Complete() bool {
+	if r.Outcome != OutcomeComplete {
+		return false
+	}
+	return len(r.Items) == 0 || Decide(r.Items) == OutcomeComplete
+}

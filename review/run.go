@@ -234,7 +234,7 @@ func Decide(items []Item) Outcome {
 func selectFindings(fs []Finding, reportOn Severity, max int, drop *FindingsDropped) []Finding {
 	out := make([]Finding, 0, len(fs))
 	for _, f := range fs {
-		if reportOn == SeverityNone || f.Severity >= reportOn {
+		if f.Severity.ShownAt(reportOn) {
 			out = append(out, f)
 		} else {
 			drop.BelowReportOn++

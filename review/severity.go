@@ -68,5 +68,9 @@ func (s *Severity) UnmarshalText(b []byte) error {
 func (s *Severity) Set(v string) error { return s.UnmarshalText([]byte(v)) }
 
 // AtLeast reports whether s reaches the threshold t. Nothing reaches the
-// threshold SeverityNone ("off").
+// threshold SeverityNone ("off"): this is the fail-on rule.
 func (s Severity) AtLeast(t Severity) bool { return t != SeverityNone && s >= t }
+
+// ShownAt reports whether a finding of severity s is reported under the
+// report-on threshold t: everything is when t is SeverityNone ("off").
+func (s Severity) ShownAt(t Severity) bool { return t == SeverityNone || s >= t }

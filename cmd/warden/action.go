@@ -530,7 +530,7 @@ func runAction(e *env, args []string) (code int, err error) {
 	if publish {
 		var annotations []review.Finding
 		for _, f := range rep.Findings {
-			if reportOn == review.SeverityNone || f.Severity >= reportOn {
+			if f.Severity.ShownAt(reportOn) {
 				annotations = append(annotations, f)
 			}
 		}

@@ -409,7 +409,7 @@ func runReportMode(e *env, in *actionInputs, gha *githubactions.Action, client *
 	}
 	var annotations []review.Finding
 	for _, f := range rep.Findings {
-		if reportOn == review.SeverityNone || f.Severity >= reportOn {
+		if f.Severity.ShownAt(reportOn) {
 			annotations = append(annotations, f)
 		}
 	}

@@ -166,13 +166,10 @@ func actionExit(r *review.Report, failOn review.Severity, failOnIncomplete bool)
 
 // reviewExit is the exit code of a finished review (DESIGN.md §5).
 func reviewExit(r *review.Report, failOn review.Severity) int {
-	for _, f := range r.Findings {
-		if f.Severity.AtLeast(failOn) {
-			return exitFindings
-		}
-	}
-	switch r.Outcome {
-	case review.OutcomeComplete, review.OutcomeDryRun:
+	switch {
+	case r.Blocks(failOn):
+		return exitFindings
+	case r.Outcome == review.OutcomeDryRun, r.Complete():
 		return exitOK
 	default:
 		return exitIncomplete

@@ -30,7 +30,7 @@ const MaxStepAnnotations = 10
 func WriteAnnotations(w io.Writer, findings []review.Finding, reportOn review.Severity) (written, dropped int) {
 	var shown []review.Finding
 	for _, f := range findings {
-		if reportOn == review.SeverityNone || f.Severity.AtLeast(reportOn) {
+		if f.Severity.ShownAt(reportOn) {
 			shown = append(shown, f)
 		}
 	}

@@ -75,12 +75,10 @@ func Conclusion(r *review.Report, failOn review.Severity, incomplete string, can
 	if r == nil {
 		return incompleteOr(incomplete)
 	}
-	for _, f := range r.Findings {
-		if f.Severity.AtLeast(failOn) {
-			return ConclusionFailure
-		}
+	if r.Blocks(failOn) {
+		return ConclusionFailure
 	}
-	if !isComplete(r) {
+	if !r.Complete() {
 		return incompleteOr(incomplete)
 	}
 	if len(r.Findings) > 0 {
@@ -95,16 +93,6 @@ func incompleteOr(incomplete string) string {
 		return DefaultIncompleteConclusion
 	}
 	return c
-}
-
-// isComplete trusts the items over the outcome: a "complete" report with an
-// item that was not reviewed is not complete.
-func isComplete(r *review.Report) bool {
-	if r.Outcome != review.OutcomeComplete {
-		return false
-	}
-	c := countItems(r)
-	return c.reviewed == c.planned
 }
 
 type itemCounts struct{ planned, reviewed int }
@@ -160,7 +148,7 @@ func Title(r *review.Report, cancelled bool) string {
 		s = fmt.Sprintf("Cancelled: %d of %d reviewed", c.reviewed, c.planned)
 	case r.Outcome == review.OutcomeDryRun:
 		s = fmt.Sprintf("Dry run: %d planned", c.planned)
-	case isComplete(r):
+	case r.Complete():
 		switch {
 		case len(r.Findings) > 0:
 			return clipTitle("Complete: " + findingsTitle(r.Findings) + fb)

@@ -122,7 +122,7 @@ func (c *Client) PostReview(ctx context.Context, pr int, headSHA string, finding
 	}
 	var shown []review.Finding
 	for _, f := range findings {
-		if opts.ReportOn == review.SeverityNone || f.Severity.AtLeast(opts.ReportOn) {
+		if f.Severity.ShownAt(opts.ReportOn) {
 			shown = append(shown, f)
 		}
 	}

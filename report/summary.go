@@ -80,7 +80,7 @@ func outcomeLabel(o review.Outcome) string {
 	case review.OutcomeDryRun:
 		return "Dry run"
 	}
-	if s := oneLine(string(o)); s != "" {
+	if s := OneLine(string(o)); s != "" {
 		return "Outcome " + strconv.Quote(clip(s, 40))
 	}
 	return "Unknown outcome"
@@ -135,7 +135,7 @@ func coverageBySkill(items []review.Item) []skillCoverage {
 	idx := map[string]int{}
 	var out []skillCoverage
 	for _, it := range items {
-		name := oneLine(it.Skill)
+		name := OneLine(it.Skill)
 		i, ok := idx[name]
 		if !ok {
 			i = len(out)
@@ -186,7 +186,7 @@ func groupByReason(items []review.Item) []reasonGroup {
 		if it.Status == review.StatusReviewed {
 			continue
 		}
-		reason := oneLine(reasonOf(it))
+		reason := OneLine(reasonOf(it))
 		g := groups[reason]
 		if g == nil {
 			g = &reasonGroup{reason: reason}
@@ -200,7 +200,7 @@ func groupByReason(items []review.Item) []reasonGroup {
 		case review.StatusSkipped:
 			g.skipped++
 		}
-		path := oneLine(it.Path)
+		path := OneLine(it.Path)
 		key := [2]string{reason, path}
 		i, ok := fileIdx[key]
 		if !ok {
@@ -214,7 +214,7 @@ func groupByReason(items []review.Item) []reasonGroup {
 		} else {
 			f.whole = true
 		}
-		f.skills = appendNew(f.skills, oneLine(it.Skill))
+		f.skills = appendNew(f.skills, OneLine(it.Skill))
 		if chain := routeChain(it); chain != "" {
 			f.routes = appendNew(f.routes, chain)
 		}
@@ -275,13 +275,13 @@ func spansText(spans []lineSpan) string {
 func routeChain(it review.Item) string {
 	var routes []string
 	for _, a := range it.Attempts {
-		name := oneLine(a.Route)
+		name := OneLine(a.Route)
 		if name != "" && (len(routes) == 0 || routes[len(routes)-1] != name) {
 			routes = append(routes, name)
 		}
 	}
 	if len(routes) == 0 {
-		return oneLine(it.Route)
+		return OneLine(it.Route)
 	}
 	return strings.Join(routes, " → ")
 }
@@ -313,11 +313,11 @@ func fallbacks(items []review.Item) []fallbackItem {
 		if it.Status != review.StatusReviewed || len(it.Attempts) == 0 {
 			continue
 		}
-		served := oneLine(it.Route)
+		served := OneLine(it.Route)
 		if served == "" {
-			served = oneLine(it.Attempts[len(it.Attempts)-1].Route)
+			served = OneLine(it.Attempts[len(it.Attempts)-1].Route)
 		}
-		first := oneLine(it.Attempts[0].Route)
+		first := OneLine(it.Attempts[0].Route)
 		if served == "" || served == first {
 			continue
 		}
@@ -332,9 +332,9 @@ func fallbackPath(attempts []review.Attempt, served string) string {
 	type hop struct{ route, why string }
 	var hops []hop
 	for _, a := range attempts {
-		name := oneLine(a.Route)
-		why := oneLine(a.Class)
-		if r := oneLine(a.Reason); r != "" && (why == "" || why == "rejected") {
+		name := OneLine(a.Route)
+		why := OneLine(a.Class)
+		if r := OneLine(a.Reason); r != "" && (why == "" || why == "rejected") {
 			why = r
 		}
 		if len(hops) > 0 && hops[len(hops)-1].route == name {

@@ -2,6 +2,7 @@ package github
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -130,3 +131,10 @@ func appendStrings(out []string, v any) []string {
 	}
 	return out
 }
+
+// The oracles of the hostile and fuzz tests: what GitHub would render as a
+// mention or autolink, written here independently of report.Neutralize.
+var (
+	mentionRE = regexp.MustCompile(`(^|[^A-Za-z0-9_])@([A-Za-z0-9_-])`)
+	urlRE     = regexp.MustCompile("(?i)(?:(?:https?|ftp)://|www\\.)[^\\s<>`\"')\\]]+")
+)

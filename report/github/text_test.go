@@ -1,6 +1,7 @@
 package github
 
 import (
+	"github.com/org/warden/report"
 	"strings"
 	"testing"
 
@@ -23,8 +24,8 @@ func TestFenceLength(t *testing.T) {
 		{"`` and ```` and ```", 5},
 	}
 	for _, tt := range tests {
-		if got := fenceLength(tt.in); got != tt.want {
-			t.Errorf("fenceLength(%q) = %d, want %d", tt.in, got, tt.want)
+		if got := report.FenceLength(tt.in); got != tt.want {
+			t.Errorf("report.FenceLength(%q) = %d, want %d", tt.in, got, tt.want)
 		}
 	}
 }
@@ -60,8 +61,8 @@ func TestNeutralize(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := neutralize(tt.in, repo); got != tt.want {
-				t.Errorf("neutralize(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := report.Neutralize(tt.in, repo); got != tt.want {
+				t.Errorf("report.Neutralize(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}

@@ -56,7 +56,7 @@ func (a *runner) publishReport(ctx context.Context, ev Event) (Result, error) {
 	pub.ReadOnlyHint = "the token cannot create check runs: mode report needs checks: write and pull-requests: write; results go to annotations and the job summary"
 	doc, err := readReportFile(path, a.svc.Version)
 	if errors.Is(err, fs.ErrNotExist) {
-		return a.noReport(ctx, pub, run.GetConclusion() == "success", runRef)
+		return a.noReport(ctx, pub, run.GetConclusion() == ghreport.ConclusionSuccess, runRef)
 	}
 	invalid := func(err error) (Result, error) {
 		a.complete(ctx, pub, ghreport.ErrorOutput(err, "warden did not publish the analysis report of "+runRef, "Nothing of it was published."))

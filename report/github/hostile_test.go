@@ -45,7 +45,7 @@ func TestHostileModelTextIsInert(t *testing.T) {
 	if err := c.CompleteCheckRun(t.Context(), id, CheckOutput{Conclusion: "failure", Title: "t", Summary: "s", Annotations: fs}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.PostReview(t.Context(), testPR, testHead, fs, Anchors{"a.go": {{1, 6}}}, ReviewOptions{})
+	res, err := c.PostReview(t.Context(), testPR, testHead, fs, Anchors{"a.go": {{Start: 1, End: 6}}}, ReviewOptions{})
 	if err != nil || res.Posted != 1 || res.InBody != 1 {
 		t.Fatalf("PostReview() = %+v, %v; want one comment and one body entry", res, err)
 	}

@@ -13,16 +13,18 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 
+	"github.com/org/warden/hunks"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
 // Anchors maps a path to the new-side (RIGHT) line ranges of its hunks in
 // the diff warden reviewed: the lines GitHub accepts review comments on.
-type Anchors map[string][]LineRange
+// hunks owns the diff format, and so the anchors.
+type Anchors = hunks.Anchors
 
 // LineRange is an inclusive range of new-side lines.
-type LineRange struct{ Start, End int }
+type LineRange = hunks.LineRange
 
 // The review events warden uses. It never approves.
 const (
@@ -117,7 +119,7 @@ func (c *Client) PostReview(ctx context.Context, pr int, headSHA string, finding
 	if headSHA == "" {
 		return res, fmt.Errorf("%s: no head SHA", op)
 	}
-	if event == EventRequestChanges && !slices.ContainsFunc(findings, func(f review.Finding) bool { return f.Severity.AtLeast(opts.FailOn) }) {
+	if event == EventRequestChanges && !review.Blocking(findings, opts.FailOn) {
 		event = EventComment
 	}
 	var shown []review.Finding

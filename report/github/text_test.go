@@ -86,7 +86,7 @@ func TestCloseFences(t *testing.T) {
 
 func TestAnchor(t *testing.T) {
 	t.Parallel()
-	ranges := []LineRange{{10, 20}, {40, 45}}
+	ranges := []LineRange{{Start: 10, End: 20}, {Start: 40, End: 45}}
 	type result struct {
 		Start, End int
 		Exact, OK  bool
@@ -117,22 +117,26 @@ func TestAnchor(t *testing.T) {
 	}
 }
 
-func TestPatchRanges(t *testing.T) {
+// TestAnchorsFromFiles reads the anchors of GitHub's patches through
+// hunks: a malformed patch anchors nothing.
+func TestAnchorsFromFiles(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, patch string
 		want        []LineRange
 	}{
 		{"none", "", nil},
-		{"one", "@@ -1,3 +1,4 @@\n a\n+b\n c\n d", []LineRange{{1, 4}}},
-		{"two, one line without count", "@@ -1 +1 @@\n-a\n+b\n@@ -10,2 +20,5 @@ func f() {\n x", []LineRange{{1, 1}, {20, 24}}},
-		{"deleted file", "@@ -1,3 +0,0 @@\n-a\n-b\n-c", nil},
+		{"one", "@@ -1,3 +1,4 @@\n a\n+b\n c\n d", []LineRange{{Start: 1, End: 4}}},
+		{"two, one line without count", "@@ -1 +1 @@\n-a\n+b\n@@ -10,2 +20,3 @@ func f() {\n x\n+y\n z", []LineRange{{Start: 1, End: 1}, {Start: 20, End: 22}}},
+		{"deletion only", "@@ -1,3 +1,0 @@\n-a\n-b\n-c", nil},
+		{"malformed: fewer lines than the header says", "@@ -10,2 +20,5 @@\n x", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if diff := cmp.Diff(tt.want, PatchRanges(tt.patch)); diff != "" {
-				t.Errorf("PatchRanges(%q) (-want +got):\n%s", tt.patch, diff)
+			got := AnchorsFromFiles([]File{{Path: "x.go", Status: "modified", Patch: tt.patch}})["x.go"]
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("AnchorsFromFiles(%q) (-want +got):\n%s", tt.patch, diff)
 			}
 		})
 	}

@@ -21,7 +21,7 @@ var allowed = map[string][]string{
 	"execution":        {"github.com/sourcegraph/conc"},
 	"execution/openai": {module + "/execution", "github.com/sashabaranov/go-openai"},
 	"review":           {module + "/execution", module + "/hunks", module + "/skills"},
-	"report":           {module + "/review"},
+	"report":           {module + "/review", module + "/execution"},
 	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
 	"report/github":    {module + "/review", module + "/report", module + "/hunks", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"action": {

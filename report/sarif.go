@@ -215,7 +215,7 @@ func ruleID(skill string) string {
 func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
 	c := countItems(r)
 	inv := sarifInvocation{
-		ExecutionSuccessful: r.Outcome == review.OutcomeComplete && c.notReviewed == 0,
+		ExecutionSuccessful: r.Complete(), // review.Decide's rule, not re-derived here
 		Properties: sarifInvocationProp{
 			Outcome: string(r.Outcome), Planned: c.planned, Reviewed: c.reviewed, Failed: c.failed, Skipped: c.skipped,
 		},

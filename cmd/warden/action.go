@@ -23,77 +23,92 @@ import (
 // INPUT_* variable named by the upper snake case of its kebab-case name
 // (fail-on → INPUT_FAIL_ON); they map 1:1 to flags and config keys.
 func readInputs(getenv func(string) string) (action.Inputs, error) {
-	in := action.DefaultInputs()
-	get := func(name string) string {
-		return strings.TrimSpace(getenv("INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))))
-	}
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	boolean := func(name string, dst *bool) {
-		switch v := strings.ToLower(get(name)); v {
-		case "":
-		case "true", "false":
-			*dst = v == "true"
-		default:
-			bad("input %s: %q is not true or false", name, get(name))
-		}
-	}
-	number := func(name string, min int, want string) *int {
-		v := get(name)
-		if v == "" {
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < min {
-			bad("input %s: %q is not %s", name, v, want)
-		}
-		return &n
-	}
-	severity := func(name string) *review.Severity {
-		if v := get(name); v != "" {
-			s, err := review.ParseSeverity(v)
-			if err != nil {
-				bad("input %s: %w", name, err)
-			}
-			return &s
-		}
-		return nil
-	}
-	in.ConfigPath = get("config-path")
-	in.Thresholds = review.ThresholdSettings{FailOn: severity("fail-on"), ReportOn: severity("report-on"),
-		MaxFindings: number("max-findings", 0, "a non-negative integer")}
-	in.IncompleteConclusion = cmp.Or(get("incomplete-conclusion"), in.IncompleteConclusion)
-	boolean("fail-on-incomplete", &in.FailOnIncomplete)
-	boolean("request-changes", &in.RequestChanges)
-	in.CheckName = cmp.Or(get("check-name"), in.CheckName)
-	for _, s := range strings.Split(get("skills"), ",") {
+	in, r := action.DefaultInputs(), &inputReader{getenv: getenv}
+	in.ConfigPath = r.get("config-path")
+	in.Thresholds = review.ThresholdSettings{FailOn: r.severity("fail-on"), ReportOn: r.severity("report-on"),
+		MaxFindings: r.number("max-findings", 0, "a non-negative integer")}
+	in.IncompleteConclusion = cmp.Or(r.get("incomplete-conclusion"), in.IncompleteConclusion)
+	r.boolean("fail-on-incomplete", &in.FailOnIncomplete)
+	r.boolean("request-changes", &in.RequestChanges)
+	in.CheckName = cmp.Or(r.get("check-name"), in.CheckName)
+	for _, s := range strings.Split(r.get("skills"), ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			in.Skills = append(in.Skills, s)
 		}
 	}
-	boolean("skip-drafts", &in.SkipDrafts)
-	boolean("skip-bots", &in.SkipBots)
-	if n := number("pr-number", 1, "a pull request number"); n != nil {
+	r.boolean("skip-drafts", &in.SkipDrafts)
+	r.boolean("skip-bots", &in.SkipBots)
+	if n := r.number("pr-number", 1, "a pull request number"); n != nil {
 		in.PRNumber = *n
 	}
-	if v := get("budget"); v != "" {
+	if v := r.get("budget"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			bad("input budget: %q is not a positive Go duration such as \"15m\"", v)
+			r.bad("input budget: %q is not a positive Go duration such as \"15m\"", v)
 		}
 		in.Budget = d
 	}
-	boolean("trusted-authors-only", &in.TrustedAuthorsOnly)
-	if v := get("mode"); v != "" {
+	r.boolean("trusted-authors-only", &in.TrustedAuthorsOnly)
+	if v := r.get("mode"); v != "" {
 		if err := in.Mode.Set(v); err != nil {
-			bad("input mode: %w", err)
+			r.bad("input mode: %w", err)
 		}
 	}
-	in.ReportPath = get("report-path")
-	if err := errors.Join(errs...); err != nil {
+	in.ReportPath = r.get("report-path")
+	if err := errors.Join(r.errs...); err != nil {
 		return in, &usageError{err}
 	}
 	return in, nil
+}
+
+// inputReader reads INPUT_* variables and collects what is wrong with them.
+type inputReader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (r *inputReader) get(name string) string {
+	return strings.TrimSpace(r.getenv("INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))))
+}
+
+func (r *inputReader) bad(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Errorf(format, args...))
+}
+
+func (r *inputReader) boolean(name string, dst *bool) {
+	switch v := strings.ToLower(r.get(name)); v {
+	case "":
+	case "true", "false":
+		*dst = v == "true"
+	default:
+		r.bad("input %s: %q is not true or false", name, r.get(name))
+	}
+}
+
+// number is the input as an integer of at least min; nil when unset.
+func (r *inputReader) number(name string, min int, want string) *int {
+	v := r.get(name)
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min {
+		r.bad("input %s: %q is not %s", name, v, want)
+	}
+	return &n
+}
+
+// severity is the input as a severity; nil when unset.
+func (r *inputReader) severity(name string) *review.Severity {
+	v := r.get(name)
+	if v == "" {
+		return nil
+	}
+	s, err := review.ParseSeverity(v)
+	if err != nil {
+		r.bad("input %s: %w", name, err)
+	}
+	return &s
 }
 
 // parseActionFlags reads `warden action`'s flags, which override the

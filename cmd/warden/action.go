@@ -15,6 +15,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/org/warden/action"
+	"github.com/org/warden/report"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
 )
@@ -234,11 +235,11 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 				return nil, err
 			}
 			return &action.Job{
-				Thresholds: job.thresholds,
+				Thresholds: job.Thresholds,
 				Run: func(ctx context.Context) *review.Report {
-					prog := newProgress(e.stderr, len(job.plan.Items))
-					defer prog.finish()
-					return job.run(ctx, prog.update)
+					prog := report.NewProgress(e.stderr, isTerminal(e.stderr), len(job.Plan.Items))
+					defer prog.Finish()
+					return job.Run(ctx, prog.Update)
 				},
 				Sinks: []review.Publisher{tel},
 			}, nil

@@ -30,6 +30,9 @@ func New(t testing.TB) *Repo {
 	return r
 }
 
+// T is the test the repository belongs to.
+func (r *Repo) T() testing.TB { return r.t }
+
 // Env is the environment every git command of a test runs with: no system
 // or global configuration, HOME in the repository.
 func Env(dir string) []string {

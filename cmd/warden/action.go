@@ -52,7 +52,7 @@ func parseActionFlags(args []string, stderr io.Writer, in *action.Inputs) error 
 // runAction is `warden action`, the GitHub Action entry point: it reads the
 // process (inputs, flags, GITHUB_* variables, the event file), wires the
 // services and maps the Action's result to the exit code.
-func runAction(e *env, args []string) (int, error) {
+func runAction(ctx context.Context, e *env, args []string) (int, error) {
 	in, err := readInputs(e.getenv)
 	if err != nil {
 		return exitUsage, err
@@ -86,7 +86,7 @@ func runAction(e *env, args []string) (int, error) {
 		ev.Data, ev.Err = os.ReadFile(ev.Path)
 		ev.Err = unwrapPathError(ev.Err)
 	}
-	res, err := action.Run(e.ctx, in, ev, action.Services{
+	res, err := action.Run(ctx, in, ev, action.Services{
 		GitHub: client, Runner: gha, Stdout: e.stdout, Stderr: e.stderr,
 		Workspace: e.dir, RunnerTemp: e.getenv("RUNNER_TEMP"), Owner: owner, Repo: repo, Version: version,
 		ReadFile:  os.ReadFile,
@@ -100,7 +100,8 @@ func runAction(e *env, args []string) (int, error) {
 
 // actionResultExit is the Action's exit code: as reviewExit, except that an
 // incomplete review fails the step only when fail-on-incomplete is set (the
-// check run already says it is incomplete).
+// check run already says it is incomplete), and what was not reviewed or
+// gates nothing (analyze, a stale report) succeeds.
 func actionResultExit(res action.Result) (int, error) {
 	switch res.Verdict {
 	case action.VerdictCancelled:
@@ -148,7 +149,7 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			if err != nil {
 				return nil, err
 			}
-			tel, err := startTelemetry(e, false)
+			tel, err := startTelemetry(ctx, e, false)
 			if err != nil {
 				return nil, err
 			}

@@ -95,7 +95,7 @@ func parseReviewFlags(args []string, stderr io.Writer) (*reviewOptions, error) {
 }
 
 // runReview is `warden review`. Its int is the exit code when err is nil.
-func runReview(e *env, args []string) (int, error) {
+func runReview(ctx context.Context, e *env, args []string) (int, error) {
 	o, err := parseReviewFlags(args, e.stderr)
 	if err != nil {
 		return exitUsage, err
@@ -104,7 +104,7 @@ func runReview(e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	ch, err := readChange(e, o)
+	ch, err := readChange(ctx, e, o)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -116,19 +116,19 @@ func runReview(e *env, args []string) (int, error) {
 	if o.dryRun {
 		rep = review.DryRun(job.Plan, job.Engine, job.Options)
 	} else {
-		tel, err := startTelemetry(e, o.verbose)
+		tel, err := startTelemetry(ctx, e, o.verbose)
 		if err != nil {
 			return exitUsage, err
 		}
 		prog := report.NewProgress(e.stderr, isTerminal(e.stderr), len(job.Plan.Items))
-		rep = job.Run(e.ctx, prog.Update)
+		rep = job.Run(ctx, prog.Update)
 		prog.Finish()
-		defer tel.Publish(e.ctx, rep) // after the report is written, also on an interrupt
+		defer tel.Publish(ctx, rep) // after the report is written, also on an interrupt
 	}
 	if err := writeReport(e, o, rep); err != nil {
 		return exitUsage, err
 	}
-	if e.ctx.Err() != nil {
+	if ctx.Err() != nil {
 		return exitInterrupted, errInterrupted
 	}
 	return reviewExit(rep, job.Thresholds.FailOn), nil

@@ -66,6 +66,7 @@ type Script struct {
 	Times            map[string]int
 	Default          func(Request) Answer
 	ErrorMessage     func(r *http.Request, status int) string
+	ErrorType        string // the error body's type; "" is "error"
 	CompletionTokens int
 
 	mu    sync.Mutex
@@ -139,8 +140,12 @@ func (s *Script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s.ErrorMessage != nil {
 			msg = s.ErrorMessage(r, a.Status)
 		}
+		typ := s.ErrorType
+		if typ == "" {
+			typ = "error"
+		}
 		w.WriteHeader(a.Status)
-		fmt.Fprintf(w, `{"error":{"message":%q,"type":"error","code":%q}}`, msg, a.Code)
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":%q,"code":%q}}`, msg, typ, a.Code)
 		return
 	}
 	content := a.Content

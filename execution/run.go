@@ -204,6 +204,13 @@ func (rs *runState) takeRetry(p Policy) bool {
 // progress, when non-nil, is called after each item ends; calls are
 // serialized. Run returns only when every goroutine it started has ended.
 func (e *Engine) Run(ctx context.Context, items []Item, progress func(done, total int)) []Result {
+	results, _ := e.RunStats(ctx, items, progress)
+	return results
+}
+
+// RunStats is Run, and returns the route stats of this run too: those of a
+// concurrent or later Run cannot mix in, as they can with Stats.
+func (e *Engine) RunStats(ctx context.Context, items []Item, progress func(done, total int)) ([]Result, []RouteStats) {
 	rs := e.newRun(time.Now())
 	e.last.Store(rs)
 	results := make([]Result, len(items))
@@ -255,7 +262,7 @@ func (e *Engine) Run(ctx context.Context, items []Item, progress func(done, tota
 			})
 		}
 	}()
-	return results
+	return results, e.statsOf(rs)
 }
 
 // cannotStart reports whether an item must be skipped rather than started.

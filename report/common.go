@@ -170,54 +170,87 @@ func findingsPhrase(fs []review.Finding) string {
 
 // longHeadline is the first line of the text report and of the SARIF notes,
 // without the "warden: " prefix: the outcome, the gap, the findings and the
-// duration. The Markdown summary uses Headline.
+// duration. The Markdown summary uses Headline; both are headline.
 func longHeadline(r *review.Report) string {
+	return headline(r, headlineStyle{
+		label: func(o review.Outcome) string {
+			switch o {
+			case review.OutcomeDryRun:
+				return "dry run"
+			case review.OutcomeComplete:
+				return "complete"
+			case review.OutcomeProviderUnavailable:
+				return "PROVIDER UNAVAILABLE"
+			}
+			return ""
+		},
+		gapLabel: func(o review.Outcome) string {
+			return cmp.Or(strings.ToUpper(OneLine(string(o))), "UNKNOWN OUTCOME")
+		},
+		count:         strconv.Itoa,
+		findingsFirst: true,
+		noFindings:    "; no findings in the reviewed items",
+		suffix:        " in " + fmtElapsed(r.DurationMS),
+	})
+}
+
+// headlineStyle is how a sink words the one headline.
+type headlineStyle struct {
+	label         func(review.Outcome) string // of dry-run, complete, provider-unavailable
+	gapLabel      func(review.Outcome) string // of any other outcome, or a complete one with gaps
+	count         func(int) string
+	findingsFirst bool   // a complete review: "2 findings, 3 of 3 items reviewed"
+	noFindings    string // what a review with gaps and no findings adds
+	suffix        string // after everything but a dry run: the duration
+}
+
+// headline is the one headline builder: the outcome first and, when items
+// were not reviewed, how many and why; then the findings.
+func headline(r *review.Report, st headlineStyle) string {
 	c := countItems(r)
-	dur := " in " + fmtElapsed(r.DurationMS)
+	label := st.label(r.Outcome)
 	switch r.Outcome {
 	case review.OutcomeDryRun:
-		return fmt.Sprintf("dry run — %s planned, %s ignored (no model call made)",
+		return fmt.Sprintf("%s — %s planned, %s ignored (no model call made)", label,
 			review.Counted(c.planned, "work item", "work items"), review.Counted(len(r.Ignored), "path", "paths"))
 	case review.OutcomeComplete:
 		if c.planned == 0 && c.notReviewed == 0 && len(r.Findings) == 0 {
-			s := "complete — nothing needed review"
+			s := label + " — nothing needed review"
 			if len(r.Ignored) > 0 {
 				s += " (" + review.Counted(len(r.Ignored), "path", "paths") + " ignored)"
 			}
-			return s + dur
+			return s + st.suffix
+		}
+		if c.notReviewed == 0 && st.findingsFirst {
+			return fmt.Sprintf("%s — %s, %s of %s items reviewed%s", label, findingsPhrase(r.Findings), st.count(c.reviewed), st.count(c.planned), st.suffix)
 		}
 		if c.notReviewed == 0 {
-			return fmt.Sprintf("complete — %s, %d of %d items reviewed%s",
-				findingsPhrase(r.Findings), c.reviewed, c.planned, dur)
+			return fmt.Sprintf("%s — %s of %s items reviewed, %s%s", label, st.count(c.reviewed), st.count(c.planned), findingsPhrase(r.Findings), st.suffix)
 		}
 	case review.OutcomeProviderUnavailable:
-		s := fmt.Sprintf("PROVIDER UNAVAILABLE — %d of %d items reviewed", c.reviewed, c.planned)
+		s := fmt.Sprintf("%s — %s of %s items reviewed", label, st.count(c.reviewed), st.count(c.planned))
 		if nr := notReviewed(r); len(nr) > 0 {
 			s += " (" + causeBreakdown(nr) + ")"
 		}
 		if len(r.Findings) > 0 {
 			s += "; " + findingsPhrase(r.Findings)
 		}
-		return s + dur
+		return s + st.suffix
 	}
 	// Partial, an unknown outcome, or a "complete" report whose items say
-	// otherwise: name the outcome and the gap.
-	name := strings.ToUpper(OneLine(string(r.Outcome)))
-	if name == "" {
-		name = "UNKNOWN OUTCOME"
-	}
-	s := fmt.Sprintf("%s — %d of %d items reviewed", name, c.reviewed, c.planned)
+	// otherwise: name the outcome as reported, and the gap.
+	s := fmt.Sprintf("%s — %s of %s items reviewed", st.gapLabel(r.Outcome), st.count(c.reviewed), st.count(c.planned))
 	if nr := notReviewed(r); len(nr) > 0 {
-		s += fmt.Sprintf("; %d not reviewed (%s)", len(nr), reasonBreakdown(nr))
+		s += fmt.Sprintf("; %s not reviewed (%s)", st.count(len(nr)), reasonBreakdown(nr))
 	} else if c.notReviewed > 0 {
-		s += fmt.Sprintf("; %d not reviewed", c.notReviewed)
+		s += fmt.Sprintf("; %s not reviewed", st.count(c.notReviewed))
 	}
 	if len(r.Findings) > 0 {
 		s += "; " + findingsPhrase(r.Findings)
 	} else {
-		s += "; no findings in the reviewed items"
+		s += st.noFindings
 	}
-	return s + dur
+	return s + st.suffix
 }
 
 // listed splits findings into those shown at the threshold and those hidden.

@@ -54,6 +54,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 			items[g].Accept = acceptBatch
 		}
 	}
+	notes := noteAnswers(items)
 	guardTruncation(items)
 	results := eng.Run(ctx, items, opts.Progress)
 
@@ -128,6 +129,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 				raw, err := ParseAnswer(res.Response.Content)
 				if err != nil { // Accept passed it, so this cannot happen; never call it clean
 					it.Status, it.Reason = StatusFailed, execution.ClassBadResponse.String()
+					it.Answer, it.AnswerProblem = noteAnswer(res.Response, err)
 					continue
 				}
 				findings = append(findings, validate(raw, lines, base, &dropped)...)
@@ -147,13 +149,20 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 			}
 			if batch == nil || batch.bad[wi.Skill.Name] != nil {
 				it.Status, it.Reason = StatusFailed, execution.ClassBadResponse.String()
+				it.Answer, it.AnswerProblem = noteAnswer(res.Response, errNotContract)
 				continue
 			}
 			findings = append(findings, validate(batch.findings[wi.Skill.Name], lines, base, &dropped)...)
 		case execution.StatusFailed:
 			it.Status, it.Reason = StatusFailed, failureReason(res)
+			if it.Reason != res.Class.String() && it.Reason != ReasonPromptTruncated && res.Class != execution.ClassRejected {
+				it.Class = res.Class.String()
+			}
 			if n := len(res.Attempts); n > 0 {
 				it.Route = res.Attempts[n-1].Route
+			}
+			if res.Class == execution.ClassBadResponse {
+				it.Answer, it.AnswerProblem = notes[g].text, notes[g].problem
 			}
 		default:
 			it.Status, it.Reason = StatusSkipped, res.Reason

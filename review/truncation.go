@@ -1,9 +1,9 @@
 package review
 
 import (
-	"slices"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/org/warden/execution"
 )

@@ -2,8 +2,9 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -25,65 +26,90 @@ type change struct {
 
 // readChange gets the change the flags name: a diff file or standard input
 // (--diff), the commits since REF (--base), or by default the uncommitted
-// changes (index, working tree and untracked files) against HEAD.
+// changes (index, working tree and untracked files) against HEAD. Paths in
+// the diff are relative to the repository's top level (as git writes
+// them), so files are read from there, whatever the working directory.
+//
+// A --diff that is empty is an error unless --allow-empty: a failed command
+// upstream in a pipe must not look like a clean review. It is read as it
+// streams, and refused before reading when its size is known to be over
+// the cap.
 func readChange(e *env, o *reviewOptions) (*change, error) {
+	root := cmp.Or(e.root, e.dir)
 	var (
-		diff  []byte
+		files []*hunks.File
 		name  string
 		read  func(string) ([]byte, error)
 		err   error
-		isGit bool
 	)
 	switch {
-	case o.diff == "-":
-		name = "standard input"
-		diff, err = readAllLimited(e.stdin)
-		read = worktreeReader(e.dir)
 	case o.diff != "":
-		name = o.diff
-		path := o.diff
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(e.dir, path)
+		name = "standard input"
+		r := e.stdin
+		if o.diff != "-" {
+			name = o.diff
+			path := o.diff
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(e.dir, path)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				return nil, usagef("--diff %s: %v", name, unwrapPathError(err))
+			}
+			defer f.Close()
+			if fi, err := f.Stat(); err == nil && fi.IsDir() {
+				return nil, usagef("--diff %s: is a directory, not a diff file", name)
+			}
+			r = f
 		}
-		var f *os.File
-		if f, err = os.Open(path); err == nil {
-			diff, err = readAllLimited(f)
-			f.Close()
+		files, err = hunks.ParseLimit(r, gitrepo.MaxOutput)
+		switch {
+		case errors.Is(err, hunks.ErrEmpty) && o.allowEmpty:
+			files, err = nil, nil
+		case errors.Is(err, hunks.ErrEmpty):
+			return nil, usagef("--diff %s: empty input, no diff to review (did the command before the pipe fail?); pass --allow-empty when an empty diff is expected", name)
+		case err != nil:
+			return nil, usagef("--diff %s: %v", name, err)
 		}
-		err = unwrapPathError(err)
-		read = worktreeReader(e.dir)
+		read = worktreeReader(root)
 	case o.base != "":
-		isGit = true
-		name = "git diff " + o.base + "...HEAD"
-		diff, err = gitrepo.RangeDiff(e.ctx, e.dir, o.base, "HEAD")
+		if err := checkRepo(e); err != nil {
+			return nil, err
+		}
+		diff, err := gitrepo.RangeDiff(e.ctx, e.dir, o.base, "HEAD")
 		if err != nil {
-			err = fmt.Errorf("--base %s: %w", o.base, err)
+			return nil, usagef("--base %s: %v", o.base, err)
+		}
+		if files, err = hunks.Parse(bytes.NewReader(diff)); err != nil {
+			return nil, usagef("git diff %s...HEAD: %v", o.base, err)
 		}
 		read = func(path string) ([]byte, error) { return gitrepo.Output(e.ctx, e.dir, "show", "HEAD:"+path) }
 	default:
-		isGit = true
-		name = "git diff HEAD"
-		diff, err = gitrepo.WorktreeDiff(e.ctx, e.dir)
-		read = worktreeReader(e.dir)
-	}
-	if err != nil {
-		if isGit {
+		if err := checkRepo(e); err != nil {
+			return nil, err
+		}
+		diff, err := gitrepo.WorktreeDiff(e.ctx, e.dir)
+		if err != nil {
 			return nil, &usageError{err}
 		}
-		return nil, usagef("diff %s: %v", name, err)
-	}
-	files, err := hunks.Parse(bytes.NewReader(diff))
-	if err != nil {
-		return nil, usagef("diff %s: %v", name, err)
-	}
-	if len(files) == 0 && len(bytes.TrimSpace(diff)) > 0 {
-		return nil, usagef("diff %s: not a unified diff (no file header found)", name)
+		if files, err = hunks.Parse(bytes.NewReader(diff)); err != nil {
+			return nil, usagef("git diff HEAD: %v", err)
+		}
+		read = worktreeReader(root)
 	}
 	return &change{files: files, source: hunks.VerifiedSource(files, read)}, nil
 }
 
-func readAllLimited(r io.Reader) ([]byte, error) {
-	return gitrepo.ReadCapped(r, gitrepo.MaxOutput)
+// checkRepo says what is wrong when the working directory cannot give a
+// change to review: not a git checkout, or one without a commit yet.
+func checkRepo(e *env) error {
+	if !gitrepo.IsRepo(e.ctx, e.dir) {
+		return usagef("%s is not inside a git repository: review a diff with --diff FILE (or --diff - for standard input)", e.dir)
+	}
+	if _, err := gitrepo.Output(e.ctx, e.dir, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
+		return usagef("the repository at %s has no commit yet: nothing to compare against (commit first, or review a diff with --diff FILE)", cmp.Or(e.root, e.dir))
+	}
+	return nil
 }
 
 // worktreeReader reads files of the working tree, refusing paths that leave

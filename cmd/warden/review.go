@@ -38,6 +38,9 @@ type reviewOptions struct {
 	dryRun  bool
 	failOn  severityFlag
 	verbose bool
+	// allowEmpty accepts an empty --diff as a change with nothing to
+	// review, for pipelines where an empty diff is expected.
+	allowEmpty bool
 }
 
 type stringList []string
@@ -75,13 +78,14 @@ func parseReviewFlags(args []string, stderr io.Writer) (*reviewOptions, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.diff, "diff", "", "review this unified diff `FILE` (- for standard input)")
 	fs.StringVar(&o.base, "base", "", "review the commits since the branch left `REF` (merge-base of REF and HEAD, to HEAD)")
-	fs.StringVar(&o.config, "config", "", "configuration `FILE` (default: warden.toml when present)")
+	fs.StringVar(&o.config, "config", "", "configuration `FILE` (default: warden.toml at the repository's top level, when present)")
 	fs.Var(&o.skills, "skill", "run only this skill `NAME` (repeatable)")
-	fs.Var(&o.format, "format", "output format: text, json, markdown or sarif")
+	fs.Var(&o.format, "format", "output `FORMAT`: text (the default), json, markdown or sarif")
 	fs.StringVar(&o.output, "output", "", "write the report to `FILE` instead of standard output")
+	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "accept an empty --diff as a change with nothing to review (default: an empty diff is an error, as after a failed command in a pipe)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and call no model (needs no API key)")
-	fs.Var(&o.failOn, "fail-on", "exit 1 when a finding is at or above this severity: off, critical, high, medium, low, info (default from config, else high)")
-	fs.BoolVar(&o.verbose, "v", false, "log every attempt to standard error")
+	fs.Var(&o.failOn, "fail-on", "exit 1 when a finding is at or above this `SEVERITY`: off, critical, high, medium, low, info (default: review.fail_on in warden.toml, else high)")
+	fs.BoolVar(&o.verbose, "v", false, "log the configuration file and skills used, and one line per model call (route, model, kind, deadline, duration, class, decision), to standard error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -169,6 +173,9 @@ func (j *reviewJob) run(ctx context.Context, progress func(done, total int)) *re
 func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*reviewJob, error) {
 	th, err := review.ResolveThresholds(cfg.thresholds(), s.thresholds)
 	if err != nil {
+		if cfg.Review.ReportOn.set { // the file's report_on against a flag's or input's fail-on
+			return nil, &usageError{&configError{file: cfg.file, line: cfg.reportOnLine, key: "review.report_on", msg: err.Error() + " with the fail-on given"}}
+		}
 		return nil, &usageError{err}
 	}
 	hp, err := hunks.Prepare(ch.files, hunks.Options{
@@ -181,17 +188,24 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*reviewJ
 	if err != nil {
 		return nil, usagef("filters.ignore: %v", err)
 	}
-	chosen, err := chooseSkills(cmp.Or[fs.FS](s.skillsFS, os.DirFS(e.dir)), cfg, s.skills)
+	logger := slog.New(slog.DiscardHandler)
+	if s.verbose {
+		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
+	}
+	logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
+	chosen, unused, err := chooseSkills(cmp.Or[fs.FS](s.skillsFS, os.DirFS(cmp.Or(e.root, e.dir))), cfg, s.skills)
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range unused {
+		fmt.Fprintf(e.stderr, "warden: warning: skill not used, not loaded: %s\n", oneLine(p.Error()))
+	}
+	for _, sk := range chosen {
+		logger.Info("skill", "skill", sk.Name, "source", sk.Source)
 	}
 	routes, err := buildRoutes(cfg, e.getenv, !s.dryRun)
 	if err != nil {
 		return nil, err
-	}
-	logger := slog.New(slog.DiscardHandler)
-	if s.verbose {
-		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
 	}
 	eng, err := execution.New(routes, cfg.policy(), execution.Options{Logger: logger})
 	if err != nil {
@@ -260,12 +274,12 @@ func isTerminal(w io.Writer) bool {
 // configuration's [[skills]], else every skill (the repository's and the
 // built-ins). Paths and ignore globs from the configuration replace the
 // skill's own.
-func chooseSkills(dir fs.FS, cfg *fileConfig, flagged []string) ([]*skills.Skill, error) {
-	repo, problems := skills.Discover(dir)
-	if len(problems) > 0 {
-		return nil, &usageError{problems}
-	}
-	all := skills.Catalog(repo)
+//
+// A problem in a skill file stops the review only when it may concern a
+// skill that runs (skills.Problems.Blocking): a broken SKILL.md of another
+// skill does not stop --skill good, and is returned in ignored for a
+// warning.
+func chooseSkills(dir fs.FS, cfg *fileConfig, flagged []string) (chosen []*skills.Skill, ignored skills.Problems, err error) {
 	overrides := map[string]skillConfig{}
 	var names []string
 	for _, s := range cfg.Skills {
@@ -275,11 +289,15 @@ func chooseSkills(dir fs.FS, cfg *fileConfig, flagged []string) ([]*skills.Skill
 	if len(flagged) > 0 {
 		names = flagged
 	}
-	chosen := all
+	repo, problems := skills.Discover(dir)
+	if blocking := problems.Blocking(names); len(blocking) > 0 {
+		return nil, nil, &usageError{blocking}
+	}
+	all := skills.Catalog(repo)
+	chosen = all
 	if len(names) > 0 {
-		var err error
 		if chosen, err = skills.Select(all, names); err != nil {
-			return nil, &usageError{err}
+			return nil, nil, &usageError{err}
 		}
 	}
 	out := make([]*skills.Skill, len(chosen))
@@ -295,7 +313,7 @@ func chooseSkills(dir fs.FS, cfg *fileConfig, flagged []string) ([]*skills.Skill
 		}
 		out[i] = &c
 	}
-	return out, nil
+	return out, problems, nil
 }
 
 // buildRoutes turns the configured routes (or the environment's quick route)

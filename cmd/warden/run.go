@@ -89,7 +89,11 @@ func dispatch(e *env, args []string) (int, error) {
 		switch args[0] {
 		case "-h", "-help", "--help", "help":
 			if args[0] == "help" && len(args) > 1 {
-				c, ok := lookupCommand(args[1])
+				name := args[1]
+				if wantsHelp(args[1:2]) {
+					name = "help"
+				}
+				c, ok := lookupCommand(name)
 				if !ok {
 					return exitUsage, &usageError{&commandError{err: fmt.Errorf("help: unknown command %q", args[1])}}
 				}

@@ -21,9 +21,9 @@ var allowed = map[string][]string{
 	"execution":        {"github.com/sourcegraph/conc"},
 	"execution/openai": {module + "/execution", "github.com/sashabaranov/go-openai"},
 	"review":           {module + "/execution", module + "/hunks", module + "/skills"},
-	"report":           {module + "/review"},
+	"report":           {module + "/review", module + "/execution"},
 	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
-	"report/github":    {module + "/review", module + "/report", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
+	"report/github":    {module + "/review", module + "/report", module + "/hunks", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"action": {
 		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
 		module + "/execution", module + "/internal/gitrepo",
@@ -56,6 +56,7 @@ var confined = map[string][]string{
 	"github.com/google/go-github/v62":       {"report/github", "action"},
 	"github.com/sethvargo/go-githubactions": {"report/github", "action", "cmd/warden"},
 	"go.opentelemetry.io/otel":              {"telemetry"},
+	"github.com/bluekeyes/go-gitdiff":       {"hunks"},
 }
 
 func TestImportArrows(t *testing.T) {

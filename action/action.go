@@ -14,6 +14,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/org/warden/hunks"
 	"github.com/org/warden/internal/gitrepo"
 	"github.com/org/warden/report"
 	ghreport "github.com/org/warden/report/github"
@@ -197,7 +198,7 @@ func (a *runner) review(ctx context.Context, ev Event) (res Result, err error) {
 	}
 	rep := job.Run(ctx)
 	if pub != nil {
-		pub.Thresholds, pub.Anchors = job.Thresholds, anchorsOf(ch.Files)
+		pub.Thresholds, pub.Anchors = job.Thresholds, hunks.AnchorsOf(ch.Files)
 	}
 	sum := a.summary(tc.notes())
 	file := &reportFile{workspace: a.svc.Workspace, runnerTemp: a.svc.RunnerTemp, path: a.in.ReportPath, origin: originOf(pr, a.svc.Version), required: a.in.Mode == ModeAnalyze, log: a.svc.Stderr}

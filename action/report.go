@@ -15,7 +15,6 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/internal/gitrepo"
-	"github.com/org/warden/report"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
 )
@@ -57,7 +56,7 @@ func (a *runner) publishReport(ctx context.Context, ev Event) (Result, error) {
 	pub.ReadOnlyHint = "the token cannot create check runs: mode report needs checks: write and pull-requests: write; results go to annotations and the job summary"
 	doc, err := readReportFile(path, a.svc.Version)
 	if errors.Is(err, fs.ErrNotExist) {
-		return a.noReport(ctx, pub, run.GetConclusion() == "success", runRef)
+		return a.noReport(ctx, pub, run.GetConclusion() == ghreport.ConclusionSuccess, runRef)
 	}
 	invalid := func(err error) (Result, error) {
 		a.complete(ctx, pub, ghreport.ErrorOutput(err, "warden did not publish the analysis report of "+runRef, "Nothing of it was published."))
@@ -95,10 +94,10 @@ func (a *runner) publishReport(ctx context.Context, ev Event) (Result, error) {
 		notes = append(notes, fmt.Sprintf("**Stale:** this report is of commit %s; the pull request's head is now %s. No review was posted: the analysis of the new head will be published when it finishes.", gitrepo.Short(doc.Origin.HeadSHA), gitrepo.Short(pr.HeadSHA)))
 	}
 	if dropped > 0 {
-		notes = append(notes, fmt.Sprintf("%d %s dropped: not in this pull request's changed files, or without valid lines.", dropped, report.Plural(dropped, "finding of the report was", "findings of the report were")))
+		notes = append(notes, fmt.Sprintf("%d %s dropped: not in this pull request's changed files, or without valid lines.", dropped, review.Plural(dropped, "finding of the report was", "findings of the report were")))
 	}
 	if capped > 0 {
-		notes = append(notes, fmt.Sprintf("%d less severe %s left out: max-findings is %d.", capped, report.Plural(capped, "finding was", "findings were"), th.MaxFindings))
+		notes = append(notes, fmt.Sprintf("%d less severe %s left out: max-findings is %d.", capped, review.Plural(capped, "finding was", "findings were"), th.MaxFindings))
 	}
 	notes = append(notes, tc.notes()...)
 

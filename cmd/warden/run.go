@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/org/warden/internal/gitrepo"
+	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
@@ -201,11 +202,6 @@ func reviewExit(r *review.Report, failOn review.Severity) int {
 	}
 }
 
-// oneLine folds a multi-line message onto one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
-
 // topLevel is the top level of the git checkout dir is in, or dir when it
 // is in none (or git is missing).
 func topLevel(ctx context.Context, dir string) string {
@@ -215,3 +211,6 @@ func topLevel(ctx context.Context, dir string) string {
 	}
 	return dir
 }
+
+// oneLine folds a message onto one line (report.OneLine, the one folding).
+var oneLine = report.OneLine

@@ -43,15 +43,16 @@ func Headline(r *review.Report) string {
 		}
 		if c.notReviewed == 0 {
 			return fmt.Sprintf("Complete — %s of %s items reviewed, %s",
-				fmtCount(c.reviewed), fmtCount(c.planned), findingsPhrase(r.Findings))
+				fmtCount(c.reviewed), fmtCount(c.planned), findingsPhrase(r))
 		}
 	case review.OutcomeProviderUnavailable:
 		s := fmt.Sprintf("Provider unavailable — %s of %s items reviewed", fmtCount(c.reviewed), fmtCount(c.planned))
 		if nr := notReviewed(r); len(nr) > 0 {
 			s += " (" + causeBreakdown(nr) + ")"
 		}
+		s += contractNote(r)
 		if len(r.Findings) > 0 {
-			s += "; " + findingsPhrase(r.Findings)
+			s += "; " + findingsPhrase(r)
 		}
 		return s
 	}
@@ -63,8 +64,9 @@ func Headline(r *review.Report) string {
 	} else if c.notReviewed > 0 {
 		s += fmt.Sprintf("; %s not reviewed", fmtCount(c.notReviewed))
 	}
+	s += contractNote(r)
 	if len(r.Findings) > 0 {
-		s += "; " + findingsPhrase(r.Findings)
+		s += "; " + findingsPhrase(r)
 	}
 	return s
 }

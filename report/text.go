@@ -110,7 +110,7 @@ func textFindings(buf *bytes.Buffer, r *review.Report, opts Options, p palette) 
 		}
 		fmt.Fprintf(buf, "  %s  %s  [%s]\n", p.paint(severityColor(f.Severity), label), title, dash(OneLine(f.Skill)))
 		const indent = "            "
-		buf.WriteString(indent + textLoc(f.Path, f.StartLine, f.EndLine) + "\n")
+		buf.WriteString(indent + findingLoc(f) + "\n")
 		if d := strings.TrimSpace(sanitize(f.Description, true)); d != "" {
 			writeIndented(buf, indent, d)
 		}

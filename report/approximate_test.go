@@ -102,3 +102,28 @@ func TestHeadlineNamesOutputContract(t *testing.T) {
 		t.Errorf("Markdown does not show what the model said:\n%s", md.String())
 	}
 }
+
+// TestTextIgnoredReadable: the text report lists ignored paths one a line,
+// grouped by reason with a count, and caps each group (Prometheus: 1,304
+// paths made a 140,888-character line).
+func TestTextIgnoredReadable(t *testing.T) {
+	t.Parallel()
+	r := &review.Report{Schema: review.Schema, Outcome: review.OutcomeComplete}
+	for i := range 1304 {
+		r.Ignored = append(r.Ignored, review.Ignored{Path: "web/ui/module/lezer-promql/src/file" + strings.Repeat("x", i%7) + ".js", Reason: "limit:lines"})
+	}
+	r.Ignored = append(r.Ignored, review.Ignored{Path: "go.sum", Reason: "lockfile"})
+	var buf bytes.Buffer
+	if err := Write(&buf, r, FormatText, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	longest := 0
+	for l := range strings.Lines(out) {
+		longest = max(longest, len(l))
+	}
+	if longest > 200 || !strings.Contains(out, "  limit:lines (1,304)\n") || !strings.Contains(out, "    … and 1,284 more (--format json lists every path)\n") ||
+		!strings.Contains(out, "  lockfile (1)\n    go.sum\n") {
+		t.Errorf("text ignored list (longest line %d):\n%s", longest, out)
+	}
+}

@@ -500,13 +500,13 @@ func mdPlan(r *review.Report) *mdSection {
 		return s
 	}
 	s.head = "### Plan (priority order)\n\n"
-	s.table = "| Priority | Skill | Location | Timeout |\n| ---: | --- | --- | ---: |\n"
+	s.table = "| Priority | Skill | Location | Timeout | Why |\n| ---: | --- | --- | ---: | --- |\n"
 	for _, it := range r.Items {
-		s.rows = append(s.rows, fmt.Sprintf("| %d | %s | %s | %s |\n", it.Priority, mdCell(it.Skill),
-			mdCode(clip(textLoc(dash(it.Path), it.StartLine, it.EndLine), mdMaxCell), true), fmtTimeout(it.TimeoutEffectiveMS)))
+		s.rows = append(s.rows, fmt.Sprintf("| %d | %s | %s | %s | %s |\n", it.Priority, mdCell(it.Skill),
+			mdCode(clip(textLoc(dash(it.Path), it.StartLine, it.EndLine), mdMaxCell), true), fmtTimeout(it.TimeoutEffectiveMS), mdCell(dash(it.Why))))
 	}
 	s.more = func(n int) string {
-		return fmt.Sprintf("| | _… and %s; `--format json` lists every item_ | | |\n", plural(n, "more work item", "more work items"))
+		return fmt.Sprintf("| | _… and %s; `--format json` lists every item_ | | | |\n", plural(n, "more work item", "more work items"))
 	}
 	s.none = func(n int) string {
 		return fmt.Sprintf("_The %s not listed to fit the size limit; `--format json` lists every item._\n",

@@ -301,6 +301,7 @@ func newReport(p *Plan, eng *execution.Engine, opts Options) *Report {
 			StartLine: wi.Chunk.StartLine,
 			EndLine:   wi.Chunk.EndLine,
 			Priority:  wi.Chunk.Priority,
+			Why:       wi.Chunk.Why,
 			Attempts:  []Attempt{},
 		}
 	}

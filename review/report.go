@@ -94,14 +94,14 @@ type Attempt struct {
 
 // Item is one work item: one skill on one chunk.
 type Item struct {
-	Skill              string     `json:"skill"`
-	Path               string     `json:"path"`
-	StartLine          int        `json:"start_line"`
-	EndLine            int        `json:"end_line"`
-	Priority           int        `json:"priority"`
+	Skill     string `json:"skill"`
+	Path      string `json:"path"`
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Priority  int    `json:"priority"`
 	// Why says what Priority is made of: "source, risk word \"auth\", 12
 	// changed lines" (hunks.Chunk.Why). Additive; omitted when empty.
-	Why string `json:"why,omitempty"`
+	Why                string     `json:"why,omitempty"`
 	Status             ItemStatus `json:"status"`
 	Reason             string     `json:"reason,omitempty"` // failure class or skip reason
 	Route              string     `json:"route,omitempty"`

@@ -76,19 +76,21 @@ func readChange(e *env, o *reviewOptions) (*change, error) {
 		if err := checkRepo(e); err != nil {
 			return nil, err
 		}
-		diff, err := gitrepo.RangeDiff(e.ctx, e.dir, o.base, "HEAD")
+		diff, err := gitrepo.RangeDiff(e.ctx, root, o.base, "HEAD")
 		if err != nil {
 			return nil, usagef("--base %s: %v", o.base, err)
 		}
 		if files, err = hunks.Parse(bytes.NewReader(diff)); err != nil {
 			return nil, usagef("git diff %s...HEAD: %v", o.base, err)
 		}
-		read = func(path string) ([]byte, error) { return gitrepo.Output(e.ctx, e.dir, "show", "HEAD:"+path) }
+		read = func(path string) ([]byte, error) { return gitrepo.Output(e.ctx, root, "show", "HEAD:"+path) }
 	default:
 		if err := checkRepo(e); err != nil {
 			return nil, err
 		}
-		diff, err := gitrepo.WorktreeDiff(e.ctx, e.dir)
+		// From the top level: untracked files are listed relative to git's
+		// working directory, and the diff's paths must be the repository's.
+		diff, err := gitrepo.WorktreeDiff(e.ctx, root)
 		if err != nil {
 			return nil, &usageError{err}
 		}

@@ -26,6 +26,7 @@ func TestConfigFoundFromSubdirectory(t *testing.T) {
 	r.git("commit", "-qm", "init")
 	r.write("app/server.go", "package app\n\n"+numbered(12, "// server"))
 	r.write("app/generated_by_hand.go", "package app\n\n"+numbered(12, "// gen"))
+	r.write("app/new.go", "package app\n\n// An untracked file, listed by git relative to where it runs.\n")
 	for _, sub := range []string{".", "docs", "app"} {
 		t.Run(sub, func(t *testing.T) {
 			t.Parallel()
@@ -37,8 +38,8 @@ func TestConfigFoundFromSubdirectory(t *testing.T) {
 			if got := ignoredReasons(rep)["app/generated_by_hand.go"]; got != "ignored:app/generated_by_hand.go" {
 				t.Errorf("from %s: app/generated_by_hand.go ignored as %q, want the top-level warden.toml's filter", sub, got)
 			}
-			if len(rep.Items) == 0 || rep.Items[0].Skill != "house-rules" || rep.Items[0].Path != "app/server.go" {
-				t.Errorf("from %s: items = %+v, want house-rules (the top level's .warden/skills) on app/server.go", sub, rep.Items)
+			if paths := plannedPaths(rep); strings.Join(paths, " ") != "app/new.go app/server.go" || rep.Items[0].Skill != "house-rules" {
+				t.Errorf("from %s: items = %+v, want house-rules (the top level's .warden/skills) on app/new.go and app/server.go", sub, rep.Items)
 			}
 			want := "file=" + filepath.Join(r.dir, "warden.toml")
 			if !strings.Contains(res.stderr, want) || !strings.Contains(res.stderr, "source=.warden/skills/house-rules/SKILL.md") {

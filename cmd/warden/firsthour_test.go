@@ -169,6 +169,10 @@ func TestBadInputOneLine(t *testing.T) {
 		f.Close()
 	}
 	empty := newGitRepo(t)
+	repo := newGitRepo(t)
+	repo.write("a.go", "package a\n")
+	repo.git("add", "-A")
+	repo.git("commit", "-qm", "init")
 	tests := []struct {
 		name    string
 		dir     string
@@ -188,6 +192,10 @@ func TestBadInputOneLine(t *testing.T) {
 		{"report_on above fail_on", dir, "", []string{"review", "--diff", diff, "--config", config("w.toml", "[review]\nfail_on = \"high\"\nreport_on = \"critical\"\n")}, []string{"w.toml:3", "report_on", "fail_on"}},
 		{"report_on above --fail-on", dir, "", []string{"review", "--diff", diff, "--fail-on", "low", "--config", config("w.toml", "[review]\nreport_on = \"medium\"\n")}, []string{"w.toml:2", "report_on"}},
 		{"empty repository", empty.dir, "", []string{"review"}, []string{"no commit yet"}},
+		{"not a git repository", t.TempDir(), "", []string{"review"}, []string{"not inside a git repository", "--diff"}},
+		{"unknown --base", repo.dir, "", []string{"review", "--base", "no-such-branch"}, []string{"--base no-such-branch"}},
+		{"-C a missing directory", filepath.Join(dir, "nope"), "", []string{"review"}, []string{"-C", "nope", "not a directory"}},
+		{"unknown severity in warden.toml", dir, "", []string{"review", "--diff", diff, "--config", config("w.toml", "[review]\nfail_on = \"urgent\"\n")}, []string{"w.toml:2", "urgent"}},
 		{"bad flag value", dir, "", []string{"review", "--format", "pdf"}, []string{"review", "pdf", "Run 'warden help review'"}},
 		{"unknown flag", dir, "", []string{"review", "--frobnicate"}, []string{"review", "frobnicate", "Run 'warden help review'"}},
 		{"unknown command", dir, "", []string{"reveiw"}, []string{"reveiw", "Run 'warden help'"}},

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -46,7 +47,17 @@ func readChange(e *env, o *reviewOptions) (*change, error) {
 	case o.diff != "":
 		name = "standard input"
 		r := e.stdin
-		if o.diff != "-" {
+		if o.diff == "-" {
+			f, err := spool(r, gitrepo.MaxOutput)
+			if err != nil {
+				return nil, usagef("--diff %s: %v", name, err)
+			}
+			if f != nil {
+				defer os.Remove(f.Name())
+				defer f.Close()
+				r = f
+			}
+		} else {
 			name = o.diff
 			path := o.diff
 			if !filepath.IsAbs(path) {
@@ -100,6 +111,36 @@ func readChange(e *env, o *reviewOptions) (*change, error) {
 		read = worktreeReader(root)
 	}
 	return &change{files: files, source: hunks.VerifiedSource(files, read)}, nil
+}
+
+// spool copies a stream of unknown size (a pipe) to a temporary file, up to
+// limit bytes: a diff over the cap is refused with the memory of a copy
+// buffer, not of a parse, and one within it is parsed from a file whose
+// size is known. A regular file (standard input redirected from one) is
+// not copied: nil, nil.
+func spool(r io.Reader, limit int64) (*os.File, error) {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return nil, nil
+		}
+	}
+	tmp, err := os.CreateTemp("", "warden-diff-*")
+	if err != nil {
+		return nil, err
+	}
+	n, err := io.Copy(tmp, io.LimitReader(r, limit+1))
+	if err == nil && n > limit {
+		err = fmt.Errorf("%w: over the %d MiB cap (refused as it streamed, before parsing)", hunks.ErrTooLarge, limit>>20)
+	}
+	if err == nil {
+		_, err = tmp.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, err
+	}
+	return tmp, nil
 }
 
 // checkRepo says what is wrong when the working directory cannot give a

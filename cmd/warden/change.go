@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +36,7 @@ type change struct {
 // upstream in a pipe must not look like a clean review. It is read as it
 // streams, and refused before reading when its size is known to be over
 // the cap.
-func readChange(e *env, o *reviewOptions) (*change, error) {
+func readChange(ctx context.Context, e *env, o *reviewOptions) (*change, error) {
 	root := cmp.Or(e.root, e.dir)
 	var (
 		files []*hunks.File
@@ -84,24 +85,24 @@ func readChange(e *env, o *reviewOptions) (*change, error) {
 		}
 		read = worktreeReader(root)
 	case o.base != "":
-		if err := checkRepo(e); err != nil {
+		if err := checkRepo(ctx, e); err != nil {
 			return nil, err
 		}
-		diff, err := gitrepo.RangeDiff(e.ctx, root, o.base, "HEAD")
+		diff, err := gitrepo.RangeDiff(ctx, root, o.base, "HEAD")
 		if err != nil {
 			return nil, usagef("--base %s: %v", o.base, err)
 		}
 		if files, err = hunks.Parse(bytes.NewReader(diff)); err != nil {
 			return nil, usagef("git diff %s...HEAD: %v", o.base, err)
 		}
-		read = func(path string) ([]byte, error) { return gitrepo.Output(e.ctx, root, "show", "HEAD:"+path) }
+		read = func(path string) ([]byte, error) { return gitrepo.Output(ctx, root, "show", "HEAD:"+path) }
 	default:
-		if err := checkRepo(e); err != nil {
+		if err := checkRepo(ctx, e); err != nil {
 			return nil, err
 		}
 		// From the top level: untracked files are listed relative to git's
 		// working directory, and the diff's paths must be the repository's.
-		diff, err := gitrepo.WorktreeDiff(e.ctx, root)
+		diff, err := gitrepo.WorktreeDiff(ctx, root)
 		if err != nil {
 			return nil, &usageError{err}
 		}
@@ -145,11 +146,11 @@ func spool(r io.Reader, limit int64) (*os.File, error) {
 
 // checkRepo says what is wrong when the working directory cannot give a
 // change to review: not a git checkout, or one without a commit yet.
-func checkRepo(e *env) error {
-	if !gitrepo.IsRepo(e.ctx, e.dir) {
+func checkRepo(ctx context.Context, e *env) error {
+	if !gitrepo.IsRepo(ctx, e.dir) {
 		return usagef("%s is not inside a git repository: review a diff with --diff FILE (or --diff - for standard input)", e.dir)
 	}
-	if _, err := gitrepo.Output(e.ctx, e.dir, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
+	if _, err := gitrepo.Output(ctx, e.dir, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
 		return usagef("the repository at %s has no commit yet: nothing to compare against (commit first, or review a diff with --diff FILE)", cmp.Or(e.root, e.dir))
 	}
 	return nil

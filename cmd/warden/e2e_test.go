@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +18,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/warden/internal/testgit"
 )
 
 // result is what one run of warden did.
@@ -533,43 +534,17 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// gitRepo makes a git repository in a temporary directory.
-type gitRepo struct {
-	t   *testing.T
-	dir string
-}
+// gitRepo is internal/testgit's hermetic repository, with the names these
+// tests use.
+type gitRepo struct{ *testgit.Repo }
 
 func newGitRepo(t *testing.T) *gitRepo {
 	t.Helper()
-	r := &gitRepo{t: t, dir: t.TempDir()}
-	r.git("init", "-q", "-b", "main")
-	r.git("config", "user.email", "test@example.com")
-	r.git("config", "user.name", "Test")
-	r.git("config", "commit.gpgsign", "false")
-	return r
+	return &gitRepo{testgit.New(t)}
 }
 
-func (r *gitRepo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", r.dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+r.dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-func (r *gitRepo) write(path, content string) {
-	r.t.Helper()
-	full := filepath.Join(r.dir, path)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
-}
+func (r *gitRepo) git(args ...string) string  { r.T().Helper(); return r.Git(args...) }
+func (r *gitRepo) write(path, content string) { r.T().Helper(); r.Write(path, content) }
 
 func numbered(n int, prefix string) string {
 	var b strings.Builder
@@ -604,7 +579,7 @@ func TestGitRepositoryPlans(t *testing.T) {
 	r.write("app/staged.go", "package app\n\nfunc Staged() {}\n")
 	r.git("add", "app/staged.go")
 	r.write("app/untracked.go", "package app\n\nfunc Untracked() {}\n")
-	res := runWarden(t, r.dir, nil, "", "review", "--dry-run", "--format", "json", "--skill", "code-review")
+	res := runWarden(t, r.Dir, nil, "", "review", "--dry-run", "--format", "json", "--skill", "code-review")
 	if res.code != exitOK {
 		t.Fatalf("uncommitted: exit %d, stderr:\n%s", res.code, res.stderr)
 	}
@@ -629,7 +604,7 @@ func TestGitRepositoryPlans(t *testing.T) {
 	r.git("commit", "-qm", "feature")
 	r.write("app/server.go", "package app\n// uncommitted, not part of --base\n")
 
-	res = runWarden(t, r.dir, nil, "", "review", "--base", "main", "--dry-run", "--format", "json", "--skill", "code-review")
+	res = runWarden(t, r.Dir, nil, "", "review", "--base", "main", "--dry-run", "--format", "json", "--skill", "code-review")
 	if res.code != exitOK {
 		t.Fatalf("--base main: exit %d, stderr:\n%s", res.code, res.stderr)
 	}

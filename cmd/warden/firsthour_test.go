@@ -30,7 +30,7 @@ func TestConfigFoundFromSubdirectory(t *testing.T) {
 	for _, sub := range []string{".", "docs", "app"} {
 		t.Run(sub, func(t *testing.T) {
 			t.Parallel()
-			res := runWarden(t, filepath.Join(r.dir, sub), nil, "", "review", "--dry-run", "--format", "json", "-v", "--skill", "house-rules")
+			res := runWarden(t, filepath.Join(r.Dir, sub), nil, "", "review", "--dry-run", "--format", "json", "-v", "--skill", "house-rules")
 			if res.code != exitOK {
 				t.Fatalf("exit %d: %s", res.code, res.stderr)
 			}
@@ -41,7 +41,7 @@ func TestConfigFoundFromSubdirectory(t *testing.T) {
 			if paths := plannedPaths(rep); strings.Join(paths, " ") != "app/new.go app/server.go" || rep.Items[0].Skill != "house-rules" {
 				t.Errorf("from %s: items = %+v, want house-rules (the top level's .warden/skills) on app/new.go and app/server.go", sub, rep.Items)
 			}
-			want := "file=" + filepath.Join(r.dir, "warden.toml")
+			want := "file=" + filepath.Join(r.Dir, "warden.toml")
 			if !strings.Contains(res.stderr, want) || !strings.Contains(res.stderr, "source=.warden/skills/house-rules/SKILL.md") {
 				t.Errorf("from %s: -v does not say which files it used (%s); stderr:\n%s", sub, want, res.stderr)
 			}
@@ -88,7 +88,7 @@ func TestSkillsValidateAtRepositoryRoot(t *testing.T) {
 	r.write("CONDUCT.md", "# Code of conduct\n")
 	r.write("SECURITY.md", "# Security\n")
 	r.write("sub/x.go", "package sub\n")
-	res := runWarden(t, filepath.Join(r.dir, "sub"), nil, "", "skills", "validate")
+	res := runWarden(t, filepath.Join(r.Dir, "sub"), nil, "", "skills", "validate")
 	if strings.Contains(res.stderr, "CONDUCT.md") || strings.Contains(res.stderr, "SECURITY.md") {
 		t.Errorf("skills validate at a repository root called its docs broken skills:\n%s", res.stderr)
 	}
@@ -191,9 +191,9 @@ func TestBadInputOneLine(t *testing.T) {
 		{"bad glob", dir, "", []string{"review", "--diff", diff, "--config", config("w.toml", "[filters]\nmax_files = 10\nignore = [\"a[\"]\n")}, []string{"w.toml:3", "filters.ignore", `"a["`}},
 		{"report_on above fail_on", dir, "", []string{"review", "--diff", diff, "--config", config("w.toml", "[review]\nfail_on = \"high\"\nreport_on = \"critical\"\n")}, []string{"w.toml:3", "report_on", "fail_on"}},
 		{"report_on above --fail-on", dir, "", []string{"review", "--diff", diff, "--fail-on", "low", "--config", config("w.toml", "[review]\nreport_on = \"medium\"\n")}, []string{"w.toml:2", "report_on"}},
-		{"empty repository", empty.dir, "", []string{"review"}, []string{"no commit yet"}},
+		{"empty repository", empty.Dir, "", []string{"review"}, []string{"no commit yet"}},
 		{"not a git repository", t.TempDir(), "", []string{"review"}, []string{"not inside a git repository", "--diff"}},
-		{"unknown --base", repo.dir, "", []string{"review", "--base", "no-such-branch"}, []string{"--base no-such-branch"}},
+		{"unknown --base", repo.Dir, "", []string{"review", "--base", "no-such-branch"}, []string{"--base no-such-branch"}},
 		{"-C a missing directory", filepath.Join(dir, "nope"), "", []string{"review"}, []string{"-C", "nope", "not a directory"}},
 		{"unknown severity in warden.toml", dir, "", []string{"review", "--diff", diff, "--config", config("w.toml", "[review]\nfail_on = \"urgent\"\n")}, []string{"w.toml:2", "urgent"}},
 		{"bad flag value", dir, "", []string{"review", "--format", "pdf"}, []string{"review", "pdf", "Run 'warden help review'"}},

@@ -32,3 +32,17 @@ func TestApproximateLinesMarked(t *testing.T) {
 		t.Errorf("exact comment body = %q, want an applicable suggestion and no mark", body)
 	}
 }
+
+// TestTitleFoundAndShown: the check run's title gives found and shown
+// counts when max_findings left findings out.
+func TestTitleFoundAndShown(t *testing.T) {
+	t.Parallel()
+	r := &review.Report{Outcome: review.OutcomeComplete, Items: []review.Item{{Status: review.StatusReviewed}}}
+	for range 50 {
+		r.Findings = append(r.Findings, review.Finding{Severity: review.SeverityHigh})
+	}
+	r.Summary.FindingsDropped.MaxFindings = 438
+	if got, want := Title(r, false), "488 findings, 50 shown, 50 high"; !strings.Contains(got, want) {
+		t.Errorf("Title = %q, want it to contain %q", got, want)
+	}
+}

@@ -240,6 +240,11 @@ func TestHelpAndVersion(t *testing.T) {
 			t.Errorf("warden %v: exit %d, stdout %q, stderr %q; want the version", args, res.code, res.stdout, res.stderr)
 		}
 	}
+	var stdout, stderr strings.Builder
+	if code := run(t.Context(), []string{"-C"}, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" }); code != exitUsage ||
+		stderr.String() != "warden: -C needs a directory: warden -C DIR COMMAND. Run 'warden help' for usage\n" {
+		t.Errorf("warden -C: exit %d, stderr %q", code, stderr.String())
+	}
 	for _, c := range commands {
 		for _, args := range [][]string{{"help", c.name}, {c.name, "-h"}, {c.name, "--help"}} {
 			res := runWarden(t, dir, nil, "", args...)

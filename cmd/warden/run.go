@@ -77,6 +77,9 @@ func dispatch(ctx context.Context, e *env, args []string) (int, error) {
 	} else if len(args) >= 1 && strings.HasPrefix(args[0], "-C=") {
 		e.dir, args = strings.TrimPrefix(args[0], "-C="), args[1:]
 	}
+	if len(args) == 1 && (args[0] == "-C" || args[0] == "-C=") {
+		return exitUsage, &usageError{&commandError{err: errors.New("-C needs a directory: warden -C DIR COMMAND")}}
+	}
 	if e.dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/org/warden/internal/fakeopenai"
 	"github.com/org/warden/internal/testgit"
 )
 
@@ -37,11 +38,14 @@ func runWarden(t *testing.T, dir string, env map[string]string, stdin string, ar
 	return result{code, stdout.String(), stderr.String()}
 }
 
-// fakeModel is an OpenAI-compatible chat-completions server on loopback.
-// For each request it answers with one finding on the first line the prompt
-// allows, at the severity the test sets, or with the status it is told.
+// fakeModel is an OpenAI-compatible chat-completions server on loopback,
+// on internal/fakeopenai's Script. For each request it answers with one
+// finding on the first line the prompt allows, at the severity the test
+// sets, or with the status it is told (the error echoes the credentials,
+// as some real providers do); the script's ByFile answers come first.
 type fakeModel struct {
 	*httptest.Server
+	script   *fakeopenai.Script
 	severity string
 	status   int    // when non-zero, answer this status with an OpenAI error body
 	content  string // when non-empty, answer this content verbatim
@@ -75,18 +79,26 @@ var linesRE = regexp.MustCompile(`(?s)The lines you may report on are (\d+) to (
 func newFakeModel(t *testing.T, severity string) *fakeModel {
 	t.Helper()
 	m := &fakeModel{severity: severity}
+	m.script = &fakeopenai.Script{
+		Default:          m.answer,
+		ErrorMessage:     func(r *http.Request, _ int) string { return "injected failure for " + r.Header.Get("Authorization") },
+		ErrorType:        "server_error",
+		CompletionTokens: 20,
+	}
 	m.Server = httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(m.Close)
 	return m
 }
 
+// serve records the request and its credentials and hands it to the script.
 func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return
 	}
+	body, _ := io.ReadAll(r.Body)
 	var req chatRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	if err := json.Unmarshal(body, &req); err != nil {
 		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
 		return
 	}
@@ -94,38 +106,32 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	m.requests = append(m.requests, req)
 	m.auth = append(m.auth, r.Header.Get("Authorization"))
 	m.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	m.script.ServeHTTP(w, r)
+}
+
+// answer is the default answer: the status the test set, its content, or
+// findings on the lines the prompt allows.
+func (m *fakeModel) answer(req fakeopenai.Request) fakeopenai.Answer {
 	if m.status != 0 {
-		w.WriteHeader(m.status)
-		// Like some real providers, echo the credentials in the error.
-		fmt.Fprintf(w, `{"error":{"message":"injected failure for %s","type":"server_error","code":"%d"}}`, r.Header.Get("Authorization"), m.status)
-		return
+		return fakeopenai.Answer{Status: m.status, Code: strconv.Itoa(m.status)}
 	}
-	content := m.content
-	if content == "" {
-		sub := linesRE.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content)
-		start, _ := strconv.Atoi(sub[1])
-		end, _ := strconv.Atoi(sub[2])
-		var findings []map[string]any
-		for i := range max(1, m.findingsPerAnswer) {
-			line := start + i%(end-start+1)
-			findings = append(findings, map[string]any{
-				"severity": m.severity, "title": fmt.Sprintf("Problem %d in %s", i, sub[3]), "description": "Something is wrong here.",
-				"start_line": line, "end_line": line, "suggestion": "", "confidence": 0.9,
-			})
-		}
-		answer := map[string]any{"findings": findings}
-		b, _ := json.Marshal(answer)
-		content = string(b)
+	if m.content != "" {
+		return fakeopenai.Answer{Content: m.content}
 	}
-	resp := map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,
-		"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": content}}},
-		// About four characters a token, as real tokenizers count code.
-		"usage": map[string]any{"prompt_tokens": promptChars(req) / 4, "completion_tokens": 20, "total_tokens": promptChars(req)/4 + 20},
+	sub := linesRE.FindStringSubmatch(req.Prompt())
+	start, _ := strconv.Atoi(sub[1])
+	end, _ := strconv.Atoi(sub[2])
+	var findings []map[string]any
+	for i := range max(1, m.findingsPerAnswer) {
+		line := start + i%(end-start+1)
+		findings = append(findings, map[string]any{
+			"severity": m.severity, "title": fmt.Sprintf("Problem %d in %s", i, sub[3]), "description": "Something is wrong here.",
+			"start_line": line, "end_line": line, "suggestion": "", "confidence": 0.9,
+		})
 	}
-	json.NewEncoder(w).Encode(resp)
+	b, _ := json.Marshal(map[string]any{"findings": findings})
+	return fakeopenai.Answer{Content: string(b)}
 }
 
 func promptChars(req chatRequest) int {

@@ -20,8 +20,8 @@ func newPublisher(c testClient, th review.Thresholds) (*Publisher, *[]string, *b
 	p := &Publisher{
 		Client: c.Client, CheckName: "warden", HeadSHA: testHead, PullRequest: testPR,
 		Anchors: AnchorsFromFiles(toFiles(testFiles)), Thresholds: th, IncompleteConclusion: ConclusionNeutral,
-		Summary:      func(r *review.Report) (string, error) { return "summary of " + string(r.Outcome), nil },
-		Budget:       time.Minute, Started: time.Now(),
+		Summary: func(r *review.Report) (string, error) { return "summary of " + string(r.Outcome), nil },
+		Budget:  time.Minute, Started: time.Now(),
 		ReadOnlyHint: "read-only", Commands: &commands, Log: &bytes.Buffer{},
 		Warn: func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) },
 	}

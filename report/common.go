@@ -156,9 +156,31 @@ func severityBreakdown(fs []review.Finding) string {
 	return strings.Join(parts, ", ")
 }
 
-// findingsPhrase is "no findings", "1 finding (1 high)" or "3 findings (1
-// high, 2 medium)".
-func findingsPhrase(fs []review.Finding) string {
+// findingsPhrase is "no findings", "1 finding (1 high)", "3 findings (1
+// high, 2 medium)", or, when the review left some out of the report,
+// found and shown: "488 findings, 50 shown (max_findings): 50 high".
+// Found counts every valid finding the models reported: those in the
+// report and those max_findings, report_on and the per-answer cap left
+// out (FindingsDropped); findings without text or skill are not findings.
+func findingsPhrase(r *review.Report) string {
+	fs := r.Findings
+	d := r.Summary.FindingsDropped
+	var why []string
+	for _, b := range []struct {
+		n    int
+		name string
+	}{{d.MaxFindings, "max_findings"}, {d.BelowReportOn, "report_on " + OneLine(r.Policy.ReportOn)}, {d.AnswerCap, "answer cap"}} {
+		if b.n > 0 {
+			why = append(why, b.name)
+		}
+	}
+	if found := len(fs) + d.MaxFindings + d.BelowReportOn + d.AnswerCap; found > len(fs) {
+		s := fmt.Sprintf("%s, %s shown (%s)", review.Counted(found, "finding", "findings"), review.Count(len(fs)), strings.Join(why, ", "))
+		if len(fs) > 0 {
+			s += ": " + severityBreakdown(fs)
+		}
+		return s
+	}
 	switch len(fs) {
 	case 0:
 		return "no findings"
@@ -166,6 +188,25 @@ func findingsPhrase(fs []review.Finding) string {
 		return "1 finding (" + severityBreakdown(fs) + ")"
 	}
 	return fmt.Sprintf("%s findings (%s)", review.Count(len(fs)), severityBreakdown(fs))
+}
+
+// contractNote names the routes whose model ignored the output contract
+// (review.DiagnosisOutputContract): "; the model of route primary ignores
+// the output contract", or "" when none did.
+func contractNote(r *review.Report) string {
+	var routes []string
+	for _, d := range r.Diagnoses {
+		if d.Kind == review.DiagnosisOutputContract {
+			routes = append(routes, d.Routes...)
+		}
+	}
+	switch len(routes) {
+	case 0:
+		return ""
+	case 1:
+		return "; the model of route " + OneLine(routes[0]) + " ignores the output contract"
+	}
+	return "; the models of routes " + OneLine(strings.Join(routes, ", ")) + " ignore the output contract"
 }
 
 // longHeadline is the first line of the text report and of the SARIF notes,
@@ -222,18 +263,19 @@ func headline(r *review.Report, st headlineStyle) string {
 			return s + st.suffix
 		}
 		if c.notReviewed == 0 && st.findingsFirst {
-			return fmt.Sprintf("%s — %s, %s of %s items reviewed%s", label, findingsPhrase(r.Findings), st.count(c.reviewed), st.count(c.planned), st.suffix)
+			return fmt.Sprintf("%s — %s, %s of %s items reviewed%s", label, findingsPhrase(r), st.count(c.reviewed), st.count(c.planned), st.suffix)
 		}
 		if c.notReviewed == 0 {
-			return fmt.Sprintf("%s — %s of %s items reviewed, %s%s", label, st.count(c.reviewed), st.count(c.planned), findingsPhrase(r.Findings), st.suffix)
+			return fmt.Sprintf("%s — %s of %s items reviewed, %s%s", label, st.count(c.reviewed), st.count(c.planned), findingsPhrase(r), st.suffix)
 		}
 	case review.OutcomeProviderUnavailable:
 		s := fmt.Sprintf("%s — %s of %s items reviewed", label, st.count(c.reviewed), st.count(c.planned))
 		if nr := notReviewed(r); len(nr) > 0 {
 			s += " (" + causeBreakdown(nr) + ")"
 		}
+		s += contractNote(r)
 		if len(r.Findings) > 0 {
-			s += "; " + findingsPhrase(r.Findings)
+			s += "; " + findingsPhrase(r)
 		}
 		return s + st.suffix
 	}
@@ -245,8 +287,9 @@ func headline(r *review.Report, st headlineStyle) string {
 	} else if c.notReviewed > 0 {
 		s += fmt.Sprintf("; %s not reviewed", st.count(c.notReviewed))
 	}
+	s += contractNote(r)
 	if len(r.Findings) > 0 {
-		s += "; " + findingsPhrase(r.Findings)
+		s += "; " + findingsPhrase(r)
 	} else {
 		s += st.noFindings
 	}
@@ -323,6 +366,21 @@ func sorted(fs []review.Finding, f func(a, b review.Finding) int) []review.Findi
 	out := slices.Clone(fs)
 	slices.SortStableFunc(out, f)
 	return out
+}
+
+// ApproximateLines marks the location of a finding whose lines the model
+// gave outside the reviewed change, so the review moved them into it
+// (review.Finding.Clamped): every sink shows it beside the lines.
+const ApproximateLines = "approximate lines"
+
+// findingLoc is "path:12-18", with " (approximate lines)" when the lines
+// were guessed.
+func findingLoc(f review.Finding) string {
+	loc := textLoc(dash(f.Path), f.StartLine, f.EndLine)
+	if f.Clamped {
+		loc += " (" + ApproximateLines + ")"
+	}
+	return loc
 }
 
 // lineRange is "12-18", "12", or "" when the start is unknown.

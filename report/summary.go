@@ -70,7 +70,10 @@ var reasonMeanings = map[string]string{
 	execution.ReasonBudget:                "the review's time budget ran out first",
 	execution.ReasonBudgetCost:            "the review's cost cap was reached first",
 	execution.ReasonBudgetTokens:          "the review's token cap was reached first",
-	execution.ReasonCircuitOpen:           "the route was not tried: its circuit breaker was open",
+	execution.ReasonCircuitOpen:           "the route was not tried: its circuit breaker was open (after failures on it)",
+	execution.ReasonHalfOpenBusy:          "the route was not tried: its circuit breaker was testing it with another request",
+	execution.ReasonRetryBudget:           "the call failed and the review's retry budget was spent, so it was not retried",
+	execution.ReasonBulkheadFull:          "the route's concurrency cap stayed full until the item's time ran out",
 }
 
 // reasonMeaning explains an item reason; "" for one it does not know.

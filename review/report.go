@@ -114,6 +114,9 @@ type Item struct {
 	Request    int   `json:"request,omitempty"`
 	StartMS    int64 `json:"start_ms,omitempty"`    // since the review started; omitted for an item never started
 	DurationMS int64 `json:"duration_ms,omitempty"` // from the item's start to its end, retries and failover included
+	// Cached is set when the item's answer came from the results cache
+	// (Options.Cache): reviewed, with no model call and no attempt.
+	Cached bool `json:"cached,omitempty"`
 }
 
 // Ignored is a path that was not reviewed, and why.
@@ -129,6 +132,9 @@ type Summary struct {
 	Failed   int `json:"failed"`
 	Skipped  int `json:"skipped"`
 	Findings int `json:"findings"`
+	// Cached counts the reviewed items whose answer came from the results
+	// cache (additive to the contract; omitted when none did).
+	Cached int `json:"cached,omitempty"`
 	// FindingsDropped counts the findings models reported that are not in
 	// Findings, by reason (additive to the contract; omitted when none
 	// was dropped).

@@ -55,7 +55,8 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 		}
 	}
 	guardTruncation(items)
-	results := eng.Run(ctx, items, opts.Progress)
+	cached := opts.Cache.lookup(eng, items)
+	results := runUncached(ctx, eng, items, cached, opts.Progress)
 
 	r := newReport(p, eng, opts)
 	routes := map[string]execution.Route{}
@@ -115,6 +116,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 				r.Usage.CostUSD += cost
 			}
 		}
+		it.Cached = cached[g] != nil
 		switch res.Status {
 		case execution.StatusDone:
 			it.Status, it.Route = StatusReviewed, res.Route
@@ -131,6 +133,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 					continue
 				}
 				findings = append(findings, validate(raw, lines, base, &dropped)...)
+				opts.Cache.store(eng, items[g], res, cached[g])
 				continue
 			}
 			if first {
@@ -143,6 +146,9 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 					batch = nil
 				} else {
 					dropped.UnknownSkill += batch.dropped
+					if len(batch.bad) == 0 {
+						opts.Cache.store(eng, items[g], res, cached[g])
+					}
 				}
 			}
 			if batch == nil || batch.bad[wi.Skill.Name] != nil {
@@ -261,6 +267,9 @@ func summarize(items []Item, findings int) Summary {
 		switch it.Status {
 		case StatusReviewed:
 			s.Reviewed++
+			if it.Cached {
+				s.Cached++
+			}
 		case StatusFailed:
 			s.Failed++
 		case StatusSkipped:

@@ -17,6 +17,7 @@ const module = "github.com/org/warden"
 // package must state its arrows.
 var allowed = map[string][]string{
 	"hunks":            {"github.com/bluekeyes/go-gitdiff", "github.com/bmatcuk/doublestar/v4"},
+	"bot":              {},
 	"skills":           {"gopkg.in/yaml.v3", "github.com/bmatcuk/doublestar/v4"},
 	"execution":        {"github.com/sourcegraph/conc"},
 	"execution/openai": {module + "/execution", "github.com/sashabaranov/go-openai"},

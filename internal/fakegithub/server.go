@@ -82,6 +82,10 @@ type Server struct {
 	EchoAuthorization bool
 	// Now stamps created objects; nil means time.Now.
 	Now func() time.Time
+	// ContentLimits makes the fake enforce GitHub's secondary limits on
+	// content-creating requests (ContentPerMinute, ContentPerHour) with
+	// GitHub's 403, by Now.
+	ContentLimits bool
 
 	mu        sync.Mutex
 	nextID    int64
@@ -95,6 +99,9 @@ type Server struct {
 	// runs, completed.
 	times      map[int64]objTimes
 	violations []string
+	// contentTimes are the accepted content-creating requests' times.
+	contentTimes   []time.Time
+	contentRefused int
 	checked    map[testing.TB]bool // by FailOnViolations
 	mux        *http.ServeMux
 	muxOnce    sync.Once
@@ -306,6 +313,10 @@ func (s *Server) handle(route string, write bool, h http.HandlerFunc) {
 		}
 		if write && access != readWrite {
 			s.errorJSON(w, r, http.StatusForbidden, MsgNoWriteAccess, nil, docsURL(route))
+			return
+		}
+		if contentCreating[route] && s.overContentLimit() {
+			s.secondaryLimited(w, r)
 			return
 		}
 		h(w, r)

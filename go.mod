@@ -5,6 +5,7 @@ go 1.26.0
 require github.com/google/go-github/v62 v62.0.0
 
 require (
+	github.com/agnivade/levenshtein v1.2.2 // indirect
 	github.com/bluekeyes/go-gitdiff v0.9.0 // indirect
 	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
@@ -23,6 +24,7 @@ require (
 	github.com/sashabaranov/go-openai v1.43.0 // indirect
 	github.com/sethvargo/go-githubactions v1.3.0 // indirect
 	github.com/sourcegraph/conc v0.3.0 // indirect
+	github.com/vektah/gqlparser/v2 v2.5.64 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc v1.47.0 // indirect

@@ -102,9 +102,9 @@ type Server struct {
 	// contentTimes are the accepted content-creating requests' times.
 	contentTimes   []time.Time
 	contentRefused int
-	checked    map[testing.TB]bool // by FailOnViolations
-	mux        *http.ServeMux
-	muxOnce    sync.Once
+	checked        map[testing.TB]bool // by FailOnViolations
+	mux            *http.ServeMux
+	muxOnce        sync.Once
 }
 
 // New returns a fake for owner/repo with DefaultToken and

@@ -19,7 +19,8 @@ const (
 // review, a reply or a reaction (GraphQL mutations count too: see
 // graphql.go).
 var contentCreating = map[string]bool{
-	RouteCreateReview: true,
+	RouteCreateReview: true, RouteCreateReply: true, RouteCreateIssueComment: true,
+	RouteCreateIssueCommentReaction: true, RouteCreateReviewCommentReaction: true,
 }
 
 // overContentLimit records a content-creating request at now and reports

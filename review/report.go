@@ -135,6 +135,10 @@ type Summary struct {
 	// Cached counts the reviewed items whose answer came from the results
 	// cache (additive to the contract; omitted when none did).
 	Cached int `json:"cached,omitempty"`
+	// Suppressed counts findings not shown because a person dismissed
+	// them on the pull request (a `/warden dismiss`, a thumbs-down, a
+	// thread resolved without a code change); additive, omitted when 0.
+	Suppressed int `json:"suppressed,omitempty"`
 	// FindingsDropped counts the findings models reported that are not in
 	// Findings, by reason (additive to the contract; omitted when none
 	// was dropped).

@@ -31,7 +31,7 @@ const (
 // operations are the operationIds the trimmed spec keeps: every route the
 // fake serves (see Routes and TestSpecCoversRoutes).
 var operations = []string{
-	"checks/create", "checks/update", "checks/get",
+	"checks/create", "checks/update", "checks/get", "checks/list-for-ref",
 	"pulls/get", "pulls/list-files", "pulls/list-review-comments", "pulls/list-reviews", "pulls/create-review",
 	"pulls/create-reply-for-review-comment", "issues/create-comment", "issues/list-comments",
 	"reactions/create-for-issue-comment", "reactions/list-for-issue-comment",

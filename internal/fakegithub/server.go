@@ -23,6 +23,7 @@ const (
 	RouteCreateCheckRun     = "POST /repos/{owner}/{repo}/check-runs"
 	RouteUpdateCheckRun     = "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}"
 	RouteGetCheckRun        = "GET /repos/{owner}/{repo}/check-runs/{check_run_id}"
+	RouteListCheckRuns      = "GET /repos/{owner}/{repo}/commits/{ref}/check-runs"
 	RouteGetPullRequest     = "GET /repos/{owner}/{repo}/pulls/{pull_number}"
 	RouteListFiles          = "GET /repos/{owner}/{repo}/pulls/{pull_number}/files"
 	RouteListReviewComments = "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments"
@@ -46,7 +47,7 @@ const (
 var Routes = []string{
 	RouteCreateCheckRun, RouteUpdateCheckRun, RouteGetCheckRun, RouteGetPullRequest,
 	RouteListFiles, RouteListReviewComments, RouteListReviews, RouteCreateReview,
-	RouteCreateReply, RouteListIssueComments, RouteCreateIssueComment,
+	RouteListCheckRuns, RouteCreateReply, RouteListIssueComments, RouteCreateIssueComment,
 	RouteListIssueCommentReactions, RouteCreateIssueCommentReaction,
 	RouteListReviewCommentReactions, RouteCreateReviewCommentReaction,
 	RouteGraphQL,
@@ -313,6 +314,7 @@ func (s *Server) routes() {
 	s.handle(RouteListReviewComments, false, s.listReviewComments)
 	s.handle(RouteListReviews, false, s.listReviews)
 	s.handle(RouteCreateReview, true, s.createReview)
+	s.handle(RouteListCheckRuns, false, s.listCheckRuns)
 	s.handle(RouteCreateReply, true, s.replyToReviewComment)
 	s.handle(RouteListIssueComments, false, s.listIssueComments)
 	s.handle(RouteCreateIssueComment, true, s.createIssueComment)

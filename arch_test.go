@@ -25,10 +25,19 @@ var allowed = map[string][]string{
 	"report":           {module + "/review"},
 	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
 	"report/github":    {module + "/review", module + "/report", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
-	"cmd/warden": {
-		module + "/", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
-		"github.com/pelletier/go-toml/v2", "golang.org/x/term",
+	"action": {
+		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
+		module + "/execution", module + "/internal/gitrepo",
+		"github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
 	},
+	"cmd/warden": {
+		module + "/action", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
+		module + "/skills", module + "/execution", module + "/execution/openai", module + "/telemetry",
+		module + "/internal/gitrepo",
+		"github.com/sethvargo/go-githubactions", "github.com/pelletier/go-toml/v2", "golang.org/x/term",
+	},
+	"internal/gitrepo":    {},
+	"internal/testgit":    {},
 	"internal/fakegithub": {"github.com/getkin/kin-openapi", "github.com/vektah/gqlparser/v2"},
 	"internal/fakeotlp":   {"go.opentelemetry.io/proto/otlp", "google.golang.org/protobuf"},
 	"internal/actiontest": {},
@@ -44,8 +53,8 @@ var allowed = map[string][]string{
 // included.
 var confined = map[string][]string{
 	"github.com/sashabaranov/go-openai":     {"execution/openai"},
-	"github.com/google/go-github/v62":       {"report/github", "cmd/warden"},
-	"github.com/sethvargo/go-githubactions": {"report/github", "cmd/warden"},
+	"github.com/google/go-github/v62":       {"report/github", "action"},
+	"github.com/sethvargo/go-githubactions": {"report/github", "action", "cmd/warden"},
 	"go.opentelemetry.io/otel":              {"telemetry"},
 	// GitHub's GraphQL schema is the fake's business only: warden sends
 	// GraphQL as plain JSON over go-github's client.
@@ -93,9 +102,7 @@ func TestImportArrows(t *testing.T) {
 			if isStd(imp) || imp == module+"/"+dir {
 				continue
 			}
-			if !slices.ContainsFunc(allow, func(a string) bool {
-				return imp == a || strings.HasPrefix(imp, strings.TrimSuffix(a, "/")+"/") || (strings.HasSuffix(a, "/") && strings.HasPrefix(imp, a))
-			}) {
+			if !slices.ContainsFunc(allow, func(a string) bool { return permits(a, imp) }) {
 				t.Errorf("%s imports %s, which DESIGN.md §2 does not allow", dir, imp)
 			}
 		}
@@ -128,4 +135,26 @@ func permits(a, imp string) bool {
 func isStd(path string) bool {
 	first, _, _ := strings.Cut(path, "/")
 	return !strings.Contains(first, ".")
+}
+
+// TestAllowListIsExact checks that the allow-lists admit a package of this
+// module only by its exact path: review may import execution but not
+// execution/openai, and cmd/warden (the wiring) reaches GitHub only through
+// report/github and action, never go-github itself.
+func TestAllowListIsExact(t *testing.T) {
+	t.Parallel()
+	refused := []struct{ pkg, imp string }{
+		{"review", module + "/execution/openai"},
+		{"review", module + "/report"},
+		{"report", module + "/report/github"},
+		{"cmd/warden", "github.com/google/go-github/v62/github"},
+		{"cmd/warden", module + "/internal/fakegithub"},
+		{"action", module + "/execution/openai"},
+		{"action", module + "/telemetry"},
+	}
+	for _, r := range refused {
+		if slices.ContainsFunc(allowed[r.pkg], func(a string) bool { return permits(a, r.imp) }) {
+			t.Errorf("the allow-list of %s admits %s", r.pkg, r.imp)
+		}
+	}
 }

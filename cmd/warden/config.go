@@ -346,6 +346,19 @@ func unwrapPathError(err error) error {
 	return err
 }
 
+// thresholds are the file's fail_on, report_on and max_findings.
+func (c *fileConfig) thresholds() review.ThresholdSettings {
+	var t review.ThresholdSettings
+	if c.Review.FailOn.set {
+		t.FailOn = &c.Review.FailOn.v
+	}
+	if c.Review.ReportOn.set {
+		t.ReportOn = &c.Review.ReportOn.v
+	}
+	t.MaxFindings = c.Review.MaxFindings
+	return t
+}
+
 // policy turns the file's settings into the engine's policy.
 func (c *fileConfig) policy() execution.Policy {
 	p := execution.DefaultPolicy()

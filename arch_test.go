@@ -27,13 +27,13 @@ var allowed = map[string][]string{
 	"report/github":    {module + "/review", module + "/report", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"action": {
 		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
-		module + "/execution", module + "/internal/gitrepo",
+		module + "/execution", module + "/internal/gitrepo", module + "/bot",
 		"github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
 	},
 	"cmd/warden": {
 		module + "/action", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
 		module + "/skills", module + "/execution", module + "/execution/openai", module + "/telemetry",
-		module + "/internal/gitrepo",
+		module + "/internal/gitrepo", module + "/bot",
 		"github.com/sethvargo/go-githubactions", "github.com/pelletier/go-toml/v2", "golang.org/x/term",
 	},
 	"internal/gitrepo":    {},

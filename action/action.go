@@ -14,6 +14,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/org/warden/hunks"
 	"github.com/org/warden/internal/gitrepo"
 	"github.com/org/warden/report"
 	ghreport "github.com/org/warden/report/github"
@@ -60,6 +61,11 @@ type PlanRequest struct {
 	Thresholds review.ThresholdSettings // the inputs', over the file's
 	SkillNames []string                 // the skills input
 	Budget     time.Duration            // the budget input; 0: the file's
+	// Cache is the results cache; nil for none.
+	Cache *review.Cache
+	// Narrow, when set, narrows the planned chunks (an incremental
+	// review on a push).
+	Narrow func(*hunks.Plan) *hunks.Plan
 }
 
 // Job is a planned review, ready to run.
@@ -127,6 +133,9 @@ func Run(ctx context.Context, in Inputs, ev Event, svc Services) (Result, error)
 	if in.Mode == ModeReport {
 		return a.publishReport(ctx, ev)
 	}
+	if isCommandEvent(ev.Name) {
+		return a.command(ctx, ev)
+	}
 	return a.review(ctx, ev)
 }
 
@@ -147,6 +156,12 @@ func (a *runner) review(ctx context.Context, ev Event) (res Result, err error) {
 	if err != nil {
 		return Result{}, err
 	}
+	return a.reviewPR(ctx, ev, pr, reviewOptions{trusted: ev.Name != "pull_request" || !pr.Fork})
+}
+
+// reviewPR reviews pr: the steps after the event was read, shared by the
+// pull request events and the /warden commands.
+func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts reviewOptions) (res Result, err error) {
 	tc, err := a.trust(ctx, pr)
 	if err != nil {
 		return Result{}, err
@@ -184,9 +199,11 @@ func (a *runner) review(ctx context.Context, ev Event) (res Result, err error) {
 	if err != nil {
 		return fail(err)
 	}
+	bot := a.botSteps(ctx, ev, pr, opts)
 	job, err := tc.cfg.Plan(ctx, PlanRequest{
 		Skills: tc.skills, Change: ch, Info: review.Change{Title: pr.Title, Body: pr.Body},
-		Thresholds: a.in.Thresholds, SkillNames: a.in.Skills, Budget: a.in.Budget,
+		Thresholds: a.in.Thresholds, SkillNames: orSkills(opts.skills, a.in.Skills), Budget: a.in.Budget,
+		Cache: bot.cache, Narrow: bot.narrow,
 	})
 	var noKey *MissingKeyError
 	if errors.As(err, &noKey) && pr.Fork {
@@ -199,7 +216,11 @@ func (a *runner) review(ctx context.Context, ev Event) (res Result, err error) {
 	if pub != nil {
 		pub.Thresholds, pub.Anchors = job.Thresholds, anchorsOf(ch.Files)
 	}
-	sum := a.summary(tc.notes())
+	notes := append(tc.notes(), bot.notes...)
+	if pub != nil {
+		notes = append(notes, a.followUp(ctx, pr, rep)...)
+	}
+	sum := withState(ctx, a.summary(notes), pr.HeadSHA, a.in.Mode == ModeFull)
 	file := &reportFile{workspace: a.svc.Workspace, runnerTemp: a.svc.RunnerTemp, path: a.in.ReportPath, origin: originOf(pr, a.svc.Version), required: a.in.Mode == ModeAnalyze, log: a.svc.Stderr}
 	sinks := []review.Publisher{stepSummary{a.gha, sum}, file, outputs{a.gha, file}}
 	if pub != nil {
@@ -411,4 +432,11 @@ func (o outputs) Publish(_ context.Context, r *review.Report) error {
 	o.gha.SetOutput("reviewed", strconv.Itoa(r.Summary.Reviewed))
 	o.gha.SetOutput("report-file", o.file.written)
 	return nil
+}
+
+func orSkills(a, b []string) []string {
+	if len(a) > 0 {
+		return a
+	}
+	return b
 }

@@ -52,6 +52,16 @@ type Inputs struct {
 	TrustedAuthorsOnly   bool
 	Mode                 Mode
 	ReportPath           string
+	// ResultsCacheDir holds the results cache (input results-cache-dir,
+	// which action.yml restores and saves with actions/cache); "" means
+	// none. Each trust domain has its own subdirectory.
+	ResultsCacheDir string
+	// ResultsCacheSecret signs the trusted domain's entries (input
+	// results-cache-secret); empty means unsigned.
+	ResultsCacheSecret []byte
+	// CommandTrust are the author associations whose /warden commands run
+	// (input command-associations); nil means bot.DefaultTrusted.
+	CommandTrust []string
 }
 
 // DefaultInputs are the inputs' defaults, as action.yml states them.

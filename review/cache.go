@@ -74,6 +74,9 @@ type Cache struct {
 	// Secret, when set, signs every entry (HMAC-SHA256) so that an entry
 	// written without it is a miss.
 	Secret []byte
+	// WriteOnly keeps new answers but reads none: a fresh review that
+	// still saves what it paid for.
+	WriteOnly bool
 
 	mu    sync.Mutex
 	stats CacheStats
@@ -153,7 +156,7 @@ func (c *Cache) sum(key string, e *cacheEntry) string {
 // Get returns the answer stored under key. A missing, unreadable or
 // unverifiable entry is a miss.
 func (c *Cache) Get(key string) (CachedAnswer, bool) {
-	if c == nil || len(key) != sha256.Size*2 {
+	if c == nil || c.WriteOnly || len(key) != sha256.Size*2 {
 		return CachedAnswer{}, false
 	}
 	e, ok, corrupt := c.read(key)

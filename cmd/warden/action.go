@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/org/warden/action"
+	"github.com/org/warden/bot"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
 )
@@ -90,6 +92,17 @@ func readInputs(getenv func(string) string) (action.Inputs, error) {
 		}
 	}
 	in.ReportPath = get("report-path")
+	in.ResultsCacheDir = get("results-cache-dir")
+	if v := get("results-cache-secret"); v != "" {
+		in.ResultsCacheSecret = []byte(v)
+	}
+	if v := get("command-associations"); v != "" {
+		trust, err := bot.ParseTrusted(v)
+		if err != nil {
+			bad("input command-associations: %w", err)
+		}
+		in.CommandTrust = trust
+	}
 	if err := errors.Join(errs...); err != nil {
 		return in, &usageError{err}
 	}
@@ -131,6 +144,9 @@ func runAction(e *env, args []string) (int, error) {
 	if token = strings.TrimSpace(token); token != "" {
 		gha.AddMask(token)
 	}
+	if len(in.ResultsCacheSecret) > 0 {
+		gha.AddMask(string(in.ResultsCacheSecret))
+	}
 	if _, err := ghreport.ParseIncompleteConclusion(in.IncompleteConclusion); err != nil {
 		return exitUsage, usagef("input %v", err)
 	}
@@ -141,8 +157,11 @@ func runAction(e *env, args []string) (int, error) {
 	if token == "" {
 		return exitUsage, usagef("input github-token is empty: pass ${{ github.token }} or a token with checks: write and pull-requests: write")
 	}
+	// Every content-creating request goes through one write budget:
+	// GitHub's secondary limits (80 a minute, 500 an hour).
 	client, err := ghreport.New(ghreport.Config{APIURL: cmp.Or(e.getenv("GITHUB_API_URL"), "https://api.github.com"),
-		ServerURL: e.getenv("GITHUB_SERVER_URL"), Token: token, Owner: owner, Repo: repo})
+		ServerURL: e.getenv("GITHUB_SERVER_URL"), Token: token, Owner: owner, Repo: repo,
+		HTTPClient: &http.Client{Transport: ghreport.NewWriteBudget().RoundTripper(nil)}})
 	if err != nil {
 		return exitUsage, usagef("GITHUB_API_URL: %v", err)
 	}
@@ -210,6 +229,7 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			}
 			job, err := planReview(e, cfg, &change{files: r.Change.Files, source: r.Change.Source, ignored: r.Change.Ignored}, reviewSettings{
 				thresholds: r.Thresholds, skills: r.SkillNames, skillsFS: r.Skills, change: r.Info,
+				cache: r.Cache, narrow: r.Narrow,
 			})
 			if err != nil {
 				return nil, err

@@ -146,6 +146,8 @@ type reviewSettings struct {
 	change     review.Change
 	dryRun     bool // no key needed: no model is called
 	verbose    bool
+	cache      *review.Cache                 // the results cache; nil: none
+	narrow     func(*hunks.Plan) *hunks.Plan // an incremental review's narrowing; nil: the whole change
 }
 
 // reviewJob is a planned review, ready to run.
@@ -181,6 +183,9 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*reviewJ
 	if err != nil {
 		return nil, usagef("filters.ignore: %v", err)
 	}
+	if s.narrow != nil {
+		hp = s.narrow(hp)
+	}
 	chosen, err := chooseSkills(cmp.Or[fs.FS](s.skillsFS, os.DirFS(e.dir)), cfg, s.skills)
 	if err != nil {
 		return nil, err
@@ -205,6 +210,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*reviewJ
 		ReportOn:    th.ReportOn,
 		MaxFindings: th.MaxFindings,
 		BatchSkills: cfg.Review.BatchSkills,
+		Cache:       s.cache,
 	}
 	plan, err := review.NewPlan(hp, eng, opts)
 	if err != nil {

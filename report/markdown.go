@@ -85,6 +85,7 @@ func markdownDoc(r *review.Report, opts Options) *mdDoc {
 		d.fixed(m + "\n\n")
 	}
 	d.fixed(mdDiagnoses(r))
+	d.fixed(mdBot(r))
 	coverage := mdCoverage(r)
 	d.add(coverage)
 
@@ -773,4 +774,18 @@ func longestRun(s string, c byte) int {
 		}
 	}
 	return best
+}
+
+// mdBot says what came from the results cache and what was suppressed, so
+// that neither hides in the counts.
+func mdBot(r *review.Report) string {
+	var b strings.Builder
+	if n := r.Summary.Cached; n > 0 {
+		fmt.Fprintf(&b, "**From the results cache:** %s of the %s reviewed items (answers already paid for, reused without a model call).\n\n",
+			fmtCount(n), fmtCount(r.Summary.Reviewed))
+	}
+	if n := r.Summary.Suppressed; n > 0 {
+		fmt.Fprintf(&b, "**Suppressed:** %s dismissed on the pull request, not shown again.\n\n", plural(n, "finding", "findings"))
+	}
+	return b.String()
 }

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/org/warden/internal/fakegithub"
+)
+
+// commentEvent writes an issue_comment event for a comment on the pull
+// request, starting from GitHub's own example payload (which is on an
+// issue) with the pull request, the body and the author's association set.
+func (h *actionHarness) commentEvent(id int64, body, login, association string) {
+	h.t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "internal", "fakegithub", "testdata", "webhooks", "issue_comment", "01-created.json"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		h.t.Fatal(err)
+	}
+	issue := ev["issue"].(map[string]any)
+	issue["number"] = testPR
+	issue["pull_request"] = map[string]any{"url": "https://api.github.com/repos/" + testOwner + "/" + testRepo + "/pulls/7"}
+	c := ev["comment"].(map[string]any)
+	c["id"], c["body"], c["author_association"] = id, body, association
+	c["user"].(map[string]any)["login"] = login
+	data, _ := json.Marshal(ev)
+	if err := os.WriteFile(h.env["GITHUB_EVENT_PATH"], data, 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	h.env["GITHUB_EVENT_NAME"] = "issue_comment"
+}
+
+// reactions are the contents of warden's reactions on a comment, in order.
+func (h *actionHarness) reactions(id int64) []string {
+	var out []string
+	for _, r := range h.gh.Reactions(fakegithub.OnIssueComment, id) {
+		out = append(out, r.Content)
+	}
+	return out
+}
+
+// TestBotResume: a review where the model route is dead for one file ends
+// partial; a member's `/warden resume` comment then calls the model only
+// for that file's item (the others come from the results cache), ends
+// complete, says in the check run how many came from the cache, and reacts
+// on the comment at the start and the end.
+func TestBotResume(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	h.config("[retry]\nmax_per_route = 0\n")
+	h.env["INPUT_RESULTS_CACHE_DIR"] = t.TempDir()
+	var calls atomic.Int64
+	dead := atomic.Bool{}
+	dead.Store(true)
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		calls.Add(1)
+		if dead.Load() && bytes.Contains(body, []byte("store/query.go")) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(503)
+			w.Write([]byte(`{"error":{"message":"no healthy upstream","type":"server_error"}}`))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.model.serve(w, r)
+	}))
+	t.Cleanup(model.Close)
+	h.env["WARDEN_BASE_URL"] = model.URL + "/v1"
+
+	res := h.run(context.Background())
+	first := h.checkRun()
+	if res.code != exitFindings || !strings.HasPrefix(first.Title, "Partial: ") {
+		t.Fatalf("first run: exit %d, check run %q; stderr:\n%s", res.code, first.Title, res.stderr)
+	}
+	planned := calls.Load()
+
+	// The route is back; a member asks to resume.
+	dead.Store(false)
+	calls.Store(0)
+	id := h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden resume", User: "alice", Association: "MEMBER"})
+	h.commentEvent(id, "/warden resume", "alice", "MEMBER")
+	res = h.run(context.Background())
+	if res.code != exitFindings {
+		t.Fatalf("resume: exit %d, want 1 (complete, high findings); stderr:\n%s", res.code, res.stderr)
+	}
+	if got := calls.Load(); got != 1 {
+		t.Errorf("resume made %d model calls, want 1 (only the unfinished item; the first run made %d)", got, planned)
+	}
+	runs := h.gh.CheckRuns()
+	last := runs[len(runs)-1]
+	if len(runs) != 2 || !strings.HasPrefix(last.Title, "Complete") || last.Conclusion != "failure" {
+		t.Errorf("resume's check run: %d runs, last %s %q; want a second, complete run (failure: high findings)", len(runs), last.Conclusion, last.Title)
+	}
+	want := "**From the results cache:** " + itoa(int(planned)-1) + " of the " + itoa(int(planned)) + " reviewed items"
+	if !strings.Contains(last.Summary, want) {
+		t.Errorf("resume's check run summary does not say %q:\n%.600s", want, last.Summary)
+	}
+	if got := h.reactions(id); strings.Join(got, ",") != "eyes,rocket" {
+		t.Errorf("reactions on the command = %v, want eyes then rocket", got)
+	}
+	report, _ := os.ReadFile(h.outputs()["report-file"])
+	if !bytes.Contains(report, []byte(`"cached": `+itoa(int(planned)-1))) {
+		t.Errorf("the JSON report does not count the cached items:\n%.400s", report)
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestBotUntrustedCommand: a contributor's `/warden review` makes no model
+// call and no write but the reply saying why: no check run, no review, no
+// reaction.
+func TestBotUntrustedCommand(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	id := h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden review", User: "mallory", Association: "CONTRIBUTOR"})
+	h.commentEvent(id, "/warden review", "mallory", "CONTRIBUTOR")
+	before := len(h.gh.Requests())
+	res := h.run(context.Background())
+	if res.code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	if n := h.model.calls(); n != 0 {
+		t.Errorf("%d model calls, want none", n)
+	}
+	var writes []string
+	for _, r := range h.gh.Requests()[before:] {
+		if r.Method != "GET" {
+			writes = append(writes, r.Method+" "+r.Path)
+		}
+	}
+	if len(writes) != 1 || writes[0] != "POST /repos/acme/widgets/issues/7/comments" {
+		t.Errorf("writes = %v, want only the reply", writes)
+	}
+	cs := h.gh.IssueComments(testPR)
+	if reply := cs[len(cs)-1].Body; !strings.Contains(reply, "@mallory cannot run `/warden` commands") || !strings.Contains(reply, "CONTRIBUTOR") {
+		t.Errorf("reply = %q", reply)
+	}
+	if len(h.gh.CheckRuns()) != 0 || len(h.gh.Reviews(testPR)) != 0 {
+		t.Errorf("an untrusted command created a check run or a review")
+	}
+}
+
+// TestBotHelpAndDismiss: `/warden help` replies with the commands;
+// `/warden dismiss` as a reply to a finding records the dismissal, and the
+// next push's review leaves that finding out and counts it suppressed.
+func TestBotHelpAndDismiss(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	if res := h.run(context.Background()); res.code != exitFindings {
+		t.Fatalf("first review: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	id := h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden help", User: "alice", Association: "OWNER"})
+	h.commentEvent(id, "/warden help", "alice", "OWNER")
+	if res := h.run(context.Background()); res.code != exitOK {
+		t.Fatalf("help: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	cs := h.gh.IssueComments(testPR)
+	if !strings.Contains(cs[len(cs)-1].Body, "`/warden resume`") || strings.Join(h.reactions(id), ",") != "eyes,rocket" {
+		t.Errorf("help reply %q, reactions %v", cs[len(cs)-1].Body, h.reactions(id))
+	}
+
+	// alice dismisses the first finding, replying to its comment.
+	comments := h.gh.ReviewComments(testPR)
+	target := comments[0]
+	reply := h.gh.AddReviewComment(testPR, fakegithub.ReviewComment{Path: target.Path, Line: target.Line, Body: "/warden dismiss intended", User: "alice", InReplyTo: target.ID})
+	h.reviewCommentEvent(reply, target.ID, "/warden dismiss intended", "alice", "OWNER")
+	if res := h.run(context.Background()); res.code != exitOK {
+		t.Fatalf("dismiss: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	last := h.gh.ReviewComments(testPR)
+	if rec := last[len(last)-1]; rec.InReplyTo != target.ID || !strings.Contains(rec.Body, "Dismissed by @alice: intended.") || !strings.Contains(rec.Body, "<!-- warden:dismissed:") {
+		t.Errorf("dismissal record = %+v", rec)
+	}
+
+	// Two more pushes: the finding is suppressed and counted each time.
+	for push := range 2 {
+		h.env["GITHUB_EVENT_NAME"] = "pull_request"
+		h.commitHead(map[string]string{"README.md": "# widgets\n\nNow with sessions, take " + itoa(push+2) + ".\n"})
+		if res := h.run(context.Background()); res.code > exitFindings {
+			t.Fatalf("push %d: exit %d; stderr:\n%s", push+1, res.code, res.stderr)
+		}
+		runs := h.gh.CheckRuns()
+		cr := runs[len(runs)-1]
+		if !strings.Contains(cr.Summary, "**Suppressed:** 1 finding dismissed") {
+			t.Errorf("push %d: check run summary does not count the suppressed finding:\n%.800s", push+1, cr.Summary)
+		}
+		report, _ := os.ReadFile(h.outputs()["report-file"])
+		if !bytes.Contains(report, []byte(`"suppressed": 1`)) {
+			t.Errorf("push %d: report does not count the suppressed finding", push+1)
+		}
+		if strings.Count(bodies(h.gh.ReviewComments(testPR)), "warden:fp:"+fingerprintIn(target.Body)) != 1 {
+			t.Errorf("push %d: the dismissed finding was posted again", push+1)
+		}
+	}
+}
+
+// reviewCommentEvent writes a pull_request_review_comment event from
+// GitHub's example, for a reply (id) to the review comment root.
+func (h *actionHarness) reviewCommentEvent(id, root int64, body, login, association string) {
+	h.t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "internal", "fakegithub", "testdata", "webhooks", "pull_request_review_comment", "01-created.json"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		h.t.Fatal(err)
+	}
+	ev["pull_request"].(map[string]any)["number"] = testPR
+	c := ev["comment"].(map[string]any)
+	c["id"], c["in_reply_to_id"], c["body"], c["author_association"] = id, root, body, association
+	c["user"].(map[string]any)["login"] = login
+	data, _ := json.Marshal(ev)
+	if err := os.WriteFile(h.env["GITHUB_EVENT_PATH"], data, 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	h.env["GITHUB_EVENT_NAME"] = "pull_request_review_comment"
+}
+
+func bodies(cs []fakegithub.ReviewComment) string {
+	var b strings.Builder
+	for _, c := range cs {
+		b.WriteString(c.Body + "\n")
+	}
+	return b.String()
+}
+
+func fingerprintIn(body string) string {
+	_, rest, _ := strings.Cut(body, "warden:fp:")
+	fp, _, _ := strings.Cut(rest, " ")
+	return fp
+}

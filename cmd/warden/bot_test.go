@@ -242,3 +242,128 @@ func fingerprintIn(body string) string {
 	fp, _, _ := strings.Cut(rest, " ")
 	return fp
 }
+
+// pushEvent writes a synchronize event whose "before" is the previous
+// head, as GitHub sends it after a push.
+func (h *actionHarness) pushEvent(before string) {
+	h.t.Helper()
+	h.event("synchronize", nil)
+	var ev map[string]any
+	raw, _ := os.ReadFile(h.env["GITHUB_EVENT_PATH"])
+	json.Unmarshal(raw, &ev)
+	ev["before"], ev["after"] = before, h.pr.HeadSHA
+	data, _ := json.Marshal(ev)
+	os.WriteFile(h.env["GITHUB_EVENT_PATH"], data, 0o644)
+	h.env["GITHUB_EVENT_NAME"] = "pull_request"
+}
+
+// tenFiles makes the harness's pull request change ten files: its three,
+// and seven new ones.
+func tenFiles(h *actionHarness) {
+	h.t.Helper()
+	for i := range 7 {
+		h.repo.write("pkg"+itoa(i)+"/f.go", "package pkg\n\n"+numbered(30, "// pkg"))
+	}
+	h.repo.git("add", "-A")
+	h.repo.git("commit", "-qm", "seven more files")
+	h.refreshPR()
+	h.event("opened", nil)
+}
+
+func (h *actionHarness) lastCheckRun() fakegithub.CheckRun {
+	runs := h.gh.CheckRuns()
+	return runs[len(runs)-1]
+}
+
+// TestBotIncrementalPush: a ten-file pull request is reviewed whole; a push
+// that changes one line of one file reviews only that file's changed hunk
+// (one model call), and a finding whose lines the push reverted has its
+// thread resolved with a reply naming the commit; a force-push reviews the
+// whole change again.
+func TestBotIncrementalPush(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	tenFiles(h)
+	if n := len(h.pr.Files); n != 10 {
+		t.Fatalf("%d files, want 10", n)
+	}
+	if res := h.run(context.Background()); res.code != exitFindings {
+		t.Fatalf("first review: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	whole := h.model.calls()
+	if whole < 10 {
+		t.Fatalf("the whole change took %d model calls, want one per chunk (10 or more)", whole)
+	}
+
+	// Push 1: one line of pkg3/f.go changes.
+	before := h.pr.HeadSHA
+	h.repo.write("pkg3/f.go", strings.Replace("package pkg\n\n"+numbered(30, "// pkg"), "// pkg line 12\n", "// pkg line 12 edited\n", 1))
+	h.repo.git("commit", "-qam", "edit pkg3")
+	h.refreshPR()
+	h.pushEvent(before)
+	if res := h.run(context.Background()); res.code > exitFindings {
+		t.Fatalf("push: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	if got := h.model.calls() - whole; got != 1 {
+		t.Errorf("the push made %d model calls, want 1 (pkg3/f.go's hunk only)", got)
+	}
+	cr := h.lastCheckRun()
+	if !strings.Contains(cr.Summary, "**Incremental review:** only what changed since "+before[:7]) {
+		t.Errorf("push's check run does not say it is incremental:\n%.600s", cr.Summary)
+	}
+
+	// Push 2: revert session.go's line 70 change: that finding's lines
+	// left the diff, so its thread is resolved.
+	var fixed fakegithub.ReviewComment
+	for _, c := range h.gh.ReviewComments(testPR) {
+		if c.Path == "auth/session.go" && c.Line > 50 {
+			fixed = c
+		}
+	}
+	if fixed.ID == 0 {
+		t.Fatalf("no finding on session.go's second hunk: %+v", h.gh.ReviewComments(testPR))
+	}
+	before = h.pr.HeadSHA
+	session := strings.Replace("package auth\n\n"+numbered(80, "// session"), "// session line 10\n", "// session line 10 changed\n", 1)
+	h.repo.write("auth/session.go", session)
+	h.repo.git("commit", "-qam", "revert line 70")
+	h.refreshPR()
+	h.pushEvent(before)
+	if res := h.run(context.Background()); res.code > exitFindings {
+		t.Fatalf("revert push: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	if ok, by := h.gh.ThreadResolved(fixed.ID); !ok || by != "github-actions[bot]" {
+		t.Errorf("the fixed finding's thread: resolved %v by %q", ok, by)
+	}
+	var replied bool
+	for _, c := range h.gh.ReviewComments(testPR) {
+		replied = replied || (c.InReplyTo == fixed.ID && strings.HasPrefix(c.Body, "Fixed in "+h.pr.HeadSHA[:7]))
+	}
+	if !replied {
+		t.Errorf("no reply naming the commit on the fixed thread")
+	}
+	if cr := h.lastCheckRun(); !strings.Contains(cr.Summary, "**Resolved:** 1 finding's thread fixed in "+h.pr.HeadSHA[:7]) {
+		t.Errorf("check run does not count the resolved thread:\n%.800s", cr.Summary)
+	}
+	// A force-push: the branch is rebuilt from main; the last head is no
+	// longer an ancestor, so the whole change is reviewed.
+	before, calls := h.pr.HeadSHA, h.model.calls()
+	h.repo.git("checkout", "-q", "main")
+	h.repo.git("checkout", "-q", "-B", "feature")
+	for i := range 10 {
+		h.repo.write("pkg"+itoa(i)+"/f.go", "package pkg\n\n"+numbered(30, "// rewritten"))
+	}
+	h.repo.git("add", "-A")
+	h.repo.git("commit", "-qm", "rewritten")
+	h.refreshPR()
+	h.pushEvent(before)
+	if res := h.run(context.Background()); res.code > exitFindings {
+		t.Fatalf("force-push: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	if got := h.model.calls() - calls; got != len(h.pr.Files) {
+		t.Errorf("the force-push made %d model calls, want %d (the whole change)", got, len(h.pr.Files))
+	}
+	if cr := h.lastCheckRun(); !strings.Contains(cr.Summary, "force-push") {
+		t.Errorf("force-push's check run does not say the whole change was reviewed:\n%.600s", cr.Summary)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -146,6 +147,8 @@ func runAction(e *env, args []string) (int, error) {
 	}
 	if len(in.ResultsCacheSecret) > 0 {
 		gha.AddMask(string(in.ResultsCacheSecret))
+	} else {
+		in.ResultsCacheSecret = derivedCacheSecret(e.getenv)
 	}
 	if _, err := ghreport.ParseIncompleteConclusion(in.IncompleteConclusion); err != nil {
 		return exitUsage, usagef("input %v", err)
@@ -249,4 +252,18 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			}, nil
 		},
 	}, nil
+}
+
+// derivedCacheSecret signs the results cache when no results-cache-secret
+// is given: a hash of the model key, which a fork's run never has (GitHub
+// passes it no secrets), so that it cannot write an entry the privileged
+// run accepts. Nil without a key. The hash is never printed.
+func derivedCacheSecret(getenv func(string) string) []byte {
+	for _, k := range []string{"WARDEN_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"} {
+		if v := strings.TrimSpace(getenv(k)); v != "" {
+			sum := sha256.Sum256([]byte("warden results cache secret\x00" + v))
+			return sum[:]
+		}
+	}
+	return nil
 }

@@ -367,3 +367,102 @@ func TestBotIncrementalPush(t *testing.T) {
 		t.Errorf("force-push's check run does not say the whole change was reviewed:\n%.600s", cr.Summary)
 	}
 }
+
+// copyTree copies the files under src into dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o755)
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBotForkCacheCannotFeedPrivilegedRun: a fork's run fills its cache
+// with "no findings" for every item, and an attacker plants, under the
+// privileged run's own keys (which anyone can compute), entries that say
+// the same but are not signed with the privileged run's secret. The
+// privileged run (pull_request_target) with both in its cache directory
+// uses none of them: it calls the model for every item and posts exactly
+// the model's findings.
+func TestBotForkCacheCannotFeedPrivilegedRun(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	var clean atomic.Bool
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if clean.Load() {
+			body, _ := io.ReadAll(r.Body)
+			var req chatRequest
+			json.Unmarshal(body, &req)
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "created": 1, "model": req.Model,
+				"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": `{"findings":[]}`}}},
+				"usage":   map[string]any{"prompt_tokens": promptChars(req) / 4, "completion_tokens": 5, "total_tokens": promptChars(req)/4 + 5}})
+			return
+		}
+		h.model.serve(w, r)
+	}))
+	t.Cleanup(model.Close)
+	h.env["WARDEN_BASE_URL"] = model.URL + "/v1"
+	clean.Store(true)
+
+	// The fork's own run, in its own cache.
+	forkDir, forgedDir, privDir := t.TempDir(), t.TempDir(), t.TempDir()
+	h.env["INPUT_RESULTS_CACHE_DIR"] = forkDir
+	h.event("opened", func(pr map[string]any) {
+		pr["head"].(map[string]any)["repo"] = map[string]any{"full_name": "mallory/widgets", "name": testRepo, "owner": map[string]any{"login": "mallory"}}
+	})
+	if res := h.run(context.Background()); res.code != exitOK {
+		t.Fatalf("fork run: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	// The forger: the trusted domain's keys, no secret.
+	h.env["INPUT_RESULTS_CACHE_DIR"] = forgedDir
+	h.event("opened", nil)
+	if res := h.run(context.Background()); res.code != exitOK {
+		t.Fatalf("forging run: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	copyTree(t, filepath.Join(forkDir, "fork"), filepath.Join(privDir, "fork"))
+	copyTree(t, filepath.Join(forgedDir, "trusted"), filepath.Join(privDir, "trusted"))
+	if entries, _ := filepath.Glob(filepath.Join(privDir, "trusted", "*", "*")); len(entries) == 0 {
+		t.Fatalf("no forged entries planted")
+	}
+
+	clean.Store(false)
+	before := h.model.calls()
+	reviewsBefore := len(h.gh.ReviewComments(testPR))
+	h.env["INPUT_RESULTS_CACHE_DIR"] = privDir
+	h.env["INPUT_RESULTS_CACHE_SECRET"] = "privileged-secret-0123456789"
+	h.env["GITHUB_EVENT_NAME"] = "pull_request_target"
+	h.event("opened", nil)
+	res := h.run(context.Background())
+	if res.code != exitFindings {
+		t.Fatalf("privileged run: exit %d, want 1 (the model's high findings); stderr:\n%s", res.code, res.stderr)
+	}
+	report, _ := os.ReadFile(h.outputs()["report-file"])
+	var rep struct {
+		Summary struct{ Planned, Reviewed, Cached, Findings int }
+	}
+	json.Unmarshal(report, &rep)
+	if got := h.model.calls() - before; got != rep.Summary.Planned || rep.Summary.Cached != 0 {
+		t.Errorf("privileged run: %d model calls for %d items, %d cached; want a call for every item, none cached", got, rep.Summary.Planned, rep.Summary.Cached)
+	}
+	if rep.Summary.Findings == 0 || len(h.gh.ReviewComments(testPR))-reviewsBefore != rep.Summary.Findings {
+		t.Errorf("privileged run posted %d comments for %d findings; want the model's findings posted", len(h.gh.ReviewComments(testPR))-reviewsBefore, rep.Summary.Findings)
+	}
+	// The secret is only ever named in its own ::add-mask:: command.
+	out := strings.ReplaceAll(res.stdout+res.stderr, "::add-mask::privileged-secret-0123456789\n", "")
+	if strings.Contains(out, "privileged-secret-0123456789") {
+		i := strings.Index(out, "privileged-secret-0123456789")
+		t.Errorf("the cache secret appears in the output: %q", out[max(0, i-200):i+40])
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -465,4 +466,64 @@ func TestBotForkCacheCannotFeedPrivilegedRun(t *testing.T) {
 		i := strings.Index(out, "privileged-secret-0123456789")
 		t.Errorf("the cache secret appears in the output: %q", out[max(0, i-200):i+40])
 	}
+}
+
+// TestBotWriteBudgetBigPullRequest: a 300-file pull request with 400
+// findings stays inside GitHub's secondary limits on content-creating
+// requests (the fake GitHub enforces them) and loses nothing: every
+// finding is on the pull request (inline or in the review body) or in the
+// check run's annotations, and all are in the report file.
+func TestBotWriteBudgetBigPullRequest(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "medium")
+	h.gh.ContentLimits = true
+	for i := range 297 {
+		h.repo.write(fmt.Sprintf("big/f%03d.go", i), "package big\n\n"+numbered(6, "// big"))
+	}
+	h.repo.git("add", "-A")
+	h.repo.git("commit", "-qm", "297 more files")
+	h.refreshPR()
+	h.event("opened", nil)
+	if n := len(h.pr.Files); n != 300 {
+		t.Fatalf("%d files, want 300", n)
+	}
+	h.model.findingsPerAnswer = 2
+	h.config("[review]\nmax_findings = 400\nmax_concurrency = 16\n")
+	res := h.run(context.Background())
+	if res.code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%.2000s", res.code, res.stderr)
+	}
+	times, refused := h.gh.ContentCreated()
+	if refused != 0 || len(times) > fakegithub.ContentPerMinute {
+		t.Errorf("%d content-creating requests, %d refused by GitHub's limits; want few and none refused", len(times), refused)
+	}
+	report, _ := os.ReadFile(h.outputs()["report-file"])
+	var rep struct {
+		Findings []struct {
+			Path      string `json:"path"`
+			StartLine int    `json:"start_line"`
+			Title     string `json:"title"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal(report, &rep); err != nil || len(rep.Findings) != 400 {
+		t.Fatalf("report: %d findings, %v; want 400", len(rep.Findings), err)
+	}
+	onPR := bodies(h.gh.ReviewComments(testPR))
+	for _, r := range h.gh.Reviews(testPR) {
+		onPR += r.Body
+	}
+	annotated := map[string]bool{}
+	for _, a := range h.lastCheckRun().Annotations {
+		annotated[fmt.Sprintf("%s:%d %s", a.Path, a.StartLine, strings.TrimPrefix(a.Title, "[medium] "))] = true
+	}
+	lost := 0
+	for _, f := range rep.Findings {
+		if !strings.Contains(onPR, f.Title) && !annotated[fmt.Sprintf("%s:%d %s", f.Path, f.StartLine, f.Title)] {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of 400 findings are neither on the pull request nor in the check run", lost)
+	}
+	t.Logf("%d content-creating requests for 400 findings on 300 files", len(times))
 }

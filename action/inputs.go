@@ -52,9 +52,10 @@ type Inputs struct {
 	TrustedAuthorsOnly   bool
 	Mode                 Mode
 	ReportPath           string
-	// ResultsCacheDir holds the results cache (input results-cache-dir,
-	// which action.yml restores and saves with actions/cache); "" means
-	// none. Each trust domain has its own subdirectory.
+	// ResultsCacheDir holds the results cache (WARDEN_RESULTS_CACHE_DIR,
+	// the directory action.yml restores and saves with actions/cache when
+	// input results-cache is true); "" means none. Each trust domain has
+	// its own subdirectory.
 	ResultsCacheDir string
 	// ResultsCacheSecret signs the trusted domain's entries (input
 	// results-cache-secret); empty means unsigned.

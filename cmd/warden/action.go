@@ -93,7 +93,9 @@ func readInputs(getenv func(string) string) (action.Inputs, error) {
 		}
 	}
 	in.ReportPath = get("report-path")
-	in.ResultsCacheDir = get("results-cache-dir")
+	// The results cache's directory comes from action.yml's cache steps
+	// (input results-cache), not from an input of its own.
+	in.ResultsCacheDir = strings.TrimSpace(getenv("WARDEN_RESULTS_CACHE_DIR"))
 	if v := get("results-cache-secret"); v != "" {
 		in.ResultsCacheSecret = []byte(v)
 	}

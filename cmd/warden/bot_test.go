@@ -61,7 +61,7 @@ func TestBotResume(t *testing.T) {
 	t.Parallel()
 	h := newActionHarness(t, "high")
 	h.config("[retry]\nmax_per_route = 0\n")
-	h.env["INPUT_RESULTS_CACHE_DIR"] = t.TempDir()
+	h.env["WARDEN_RESULTS_CACHE_DIR"] = t.TempDir()
 	var calls atomic.Int64
 	dead := atomic.Bool{}
 	dead.Store(true)
@@ -419,7 +419,7 @@ func TestBotForkCacheCannotFeedPrivilegedRun(t *testing.T) {
 
 	// The fork's own run, in its own cache.
 	forkDir, forgedDir, privDir := t.TempDir(), t.TempDir(), t.TempDir()
-	h.env["INPUT_RESULTS_CACHE_DIR"] = forkDir
+	h.env["WARDEN_RESULTS_CACHE_DIR"] = forkDir
 	h.event("opened", func(pr map[string]any) {
 		pr["head"].(map[string]any)["repo"] = map[string]any{"full_name": "mallory/widgets", "name": testRepo, "owner": map[string]any{"login": "mallory"}}
 	})
@@ -427,7 +427,7 @@ func TestBotForkCacheCannotFeedPrivilegedRun(t *testing.T) {
 		t.Fatalf("fork run: exit %d; stderr:\n%s", res.code, res.stderr)
 	}
 	// The forger: the trusted domain's keys, no secret.
-	h.env["INPUT_RESULTS_CACHE_DIR"] = forgedDir
+	h.env["WARDEN_RESULTS_CACHE_DIR"] = forgedDir
 	h.event("opened", nil)
 	if res := h.run(context.Background()); res.code != exitOK {
 		t.Fatalf("forging run: exit %d; stderr:\n%s", res.code, res.stderr)
@@ -441,7 +441,7 @@ func TestBotForkCacheCannotFeedPrivilegedRun(t *testing.T) {
 	clean.Store(false)
 	before := h.model.calls()
 	reviewsBefore := len(h.gh.ReviewComments(testPR))
-	h.env["INPUT_RESULTS_CACHE_DIR"] = privDir
+	h.env["WARDEN_RESULTS_CACHE_DIR"] = privDir
 	h.env["INPUT_RESULTS_CACHE_SECRET"] = "privileged-secret-0123456789"
 	h.env["GITHUB_EVENT_NAME"] = "pull_request_target"
 	h.event("opened", nil)

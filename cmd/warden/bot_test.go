@@ -527,3 +527,36 @@ func TestBotWriteBudgetBigPullRequest(t *testing.T) {
 	}
 	t.Logf("%d content-creating requests for 400 findings on 300 files", len(times))
 }
+
+// TestReviewLocalResultsCache: `warden review` run twice on the same change
+// calls the model once per item, then not at all, with the same findings,
+// the items marked cached; the user's cache directory is where they live.
+func TestReviewLocalResultsCache(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+	model := newFakeModel(t, "high")
+	env := model.env("sk-test-SECRET-0123456789")
+	env["XDG_CACHE_HOME"] = t.TempDir()
+	first := runWarden(t, dir, env, "", "review", "--diff", diff, "--format", "json", "--skill", "code-review")
+	calls := model.calls()
+	second := runWarden(t, dir, env, "", "review", "--diff", diff, "--format", "json", "--skill", "code-review")
+	if first.code != exitFindings || second.code != exitFindings {
+		t.Fatalf("exits %d, %d; stderr:\n%s", first.code, second.code, second.stderr)
+	}
+	r1, r2 := decodeReport(t, first.stdout), decodeReport(t, second.stdout)
+	if model.calls() != calls || r2.Summary.Reviewed != r1.Summary.Planned || len(r2.Findings) != len(r1.Findings) {
+		t.Errorf("second run: %d more model calls, %d reviewed, %d findings; want none, %d, %d", model.calls()-calls, r2.Summary.Reviewed, len(r2.Findings), r1.Summary.Planned, len(r1.Findings))
+	}
+	if !strings.Contains(second.stdout, `"cached": `+itoa(r1.Summary.Planned)) {
+		t.Errorf("second report does not count cached items")
+	}
+	if entries, _ := filepath.Glob(filepath.Join(env["XDG_CACHE_HOME"], "warden", "results", "*", "*")); len(entries) != r1.Summary.Planned {
+		t.Errorf("%d cache entries in the user's cache directory, want %d", len(entries), r1.Summary.Planned)
+	}
+	env["WARDEN_RESULTS_CACHE"] = "off"
+	runWarden(t, dir, env, "", "review", "--diff", diff, "--format", "json", "--skill", "code-review")
+	if model.calls() != calls+r1.Summary.Planned {
+		t.Errorf("WARDEN_RESULTS_CACHE=off still used the cache")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -111,7 +112,8 @@ func runReview(e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	job, err := planReview(e, cfg, ch, reviewSettings{thresholds: o.failOn.settings(), skills: o.skills, dryRun: o.dryRun, verbose: o.verbose})
+	job, err := planReview(e, cfg, ch, reviewSettings{thresholds: o.failOn.settings(), skills: o.skills, dryRun: o.dryRun, verbose: o.verbose,
+		cache: localResultsCache(e.getenv)})
 	if err != nil {
 		return exitUsage, err
 	}
@@ -422,4 +424,29 @@ func (p *progress) finish() {
 	if p.tty && p.total > 0 {
 		fmt.Fprintln(p.w)
 	}
+}
+
+// localResultsCache is the results cache of `warden review`: answers
+// already paid for are reused when the same chunk, skill, model and prompt
+// come again. It lives in WARDEN_RESULTS_CACHE_DIR, else the user's cache
+// directory ($XDG_CACHE_HOME/warden/results, ~/.cache/warden/results;
+// ~/Library/Caches/warden/results on macOS). WARDEN_RESULTS_CACHE=off, or
+// no such directory, means none.
+func localResultsCache(getenv func(string) string) *review.Cache {
+	if strings.EqualFold(strings.TrimSpace(getenv("WARDEN_RESULTS_CACHE")), "off") {
+		return nil
+	}
+	dir := strings.TrimSpace(getenv("WARDEN_RESULTS_CACHE_DIR"))
+	switch {
+	case dir != "":
+	case getenv("XDG_CACHE_HOME") != "":
+		dir = filepath.Join(getenv("XDG_CACHE_HOME"), "warden", "results")
+	case getenv("HOME") != "" && runtime.GOOS == "darwin":
+		dir = filepath.Join(getenv("HOME"), "Library", "Caches", "warden", "results")
+	case getenv("HOME") != "":
+		dir = filepath.Join(getenv("HOME"), ".cache", "warden", "results")
+	default:
+		return nil
+	}
+	return &review.Cache{Dir: dir, Domain: "local"}
 }

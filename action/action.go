@@ -176,7 +176,6 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 	var pub *ghreport.Publisher
 	if a.in.Mode == ModeFull {
 		pub = a.publisher(pr.HeadSHA, pr.Number, budget)
-		pub.ReadOnlyHint = "the token cannot create check runs (a fork pull request has a read-only token): results go to annotations and the job summary"
 		pub.Begin(ctx)
 	}
 	defer func() {
@@ -185,11 +184,7 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 			res, err = Result{}, fmt.Errorf("internal error: %v", v)
 		}
 	}()
-	fail := func(err error) (Result, error) {
-		a.complete(ctx, pub, ghreport.ErrorOutput(err, "warden could not review this pull request", "Nothing was reviewed."))
-		a.gha.SetOutput("outcome", "error")
-		return Result{}, err
-	}
+	fail := func(err error) (Result, error) { return a.fail(ctx, pub, err) }
 	if why, summary := a.skipped(pr); why != "" {
 		out := ghreport.SkippedOutput(why, summary)
 		a.complete(ctx, pub, out)
@@ -214,12 +209,21 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 	}
 	rep := job.Run(ctx)
 	if pub != nil {
-		pub.Thresholds, pub.Anchors = job.Thresholds, anchorsOf(ch.Files)
+		pub.Thresholds, pub.Anchors = job.Thresholds, hunks.AnchorsOf(ch.Files)
 	}
 	notes := append(tc.notes(), bot.notes...)
 	if pub != nil {
 		notes = append(notes, a.followUp(ctx, pr, rep)...)
 	}
+	return a.publishReview(ctx, rep, pub, pr, notes, job)
+}
+
+// publishReview publishes a finished review to every sink: the check run
+// and review (mode full), the job summary, the report file, the step
+// outputs, then the wiring's (telemetry); also after a cancellation. The
+// summary opens with notes and records the review's state for the next
+// push (mode full).
+func (a *runner) publishReview(ctx context.Context, rep *review.Report, pub *ghreport.Publisher, pr *PullRequest, notes []string, job *Job) (Result, error) {
 	sum := withState(ctx, a.summary(notes), pr.HeadSHA, a.in.Mode == ModeFull)
 	file := &reportFile{workspace: a.svc.Workspace, runnerTemp: a.svc.RunnerTemp, path: a.in.ReportPath, origin: originOf(pr, a.svc.Version), required: a.in.Mode == ModeAnalyze, log: a.svc.Stderr}
 	sinks := []review.Publisher{stepSummary{a.gha, sum}, file, outputs{a.gha, file}}
@@ -343,7 +347,15 @@ func (a *runner) publisher(headSHA string, number int, budget time.Duration) *gh
 		IncompleteConclusion: a.in.IncompleteConclusion, RequestChanges: a.in.RequestChanges,
 		Budget: budget, Started: a.started,
 		Commands: a.svc.Stdout, Log: a.svc.Stderr, Warn: a.gha.Warningf,
+		ReadOnlyHint: "the token cannot create check runs (a fork pull request has a read-only token): results go to annotations and the job summary",
 	}
+}
+
+// fail ends a review that could not run: the check run says so.
+func (a *runner) fail(ctx context.Context, pub *ghreport.Publisher, err error) (Result, error) {
+	a.complete(ctx, pub, ghreport.ErrorOutput(err, "warden could not review this pull request", "Nothing was reviewed."))
+	a.gha.SetOutput("outcome", "error")
+	return Result{}, err
 }
 
 // complete completes the check run of pub, when there is one.

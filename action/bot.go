@@ -143,7 +143,7 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 	var notes []string
 	if n := ghreport.Suppress(rep, fu.Suppressed); n > 0 {
 		notes = append(notes, fmt.Sprintf("**Suppressed:** %d %s dismissed on this pull request (a `/warden dismiss`, a thumbs-down or a thread resolved without a code change) %s not shown again.",
-			n, plural(n, "finding", "findings"), plural(n, "is", "are")))
+			n, review.Plural(n, "finding", "findings"), review.Plural(n, "is", "are")))
 	}
 	if len(fu.Resolve) > 0 {
 		n, note, err := gh.ResolveFixed(ctx, pr.Number, fu.Resolve, pr.HeadSHA)
@@ -151,20 +151,13 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 			a.gha.Warningf("warden: resolving fixed findings' threads: %v", err)
 		}
 		if n > 0 {
-			notes = append(notes, fmt.Sprintf("**Resolved:** %d %s fixed in %s.", n, plural(n, "finding's thread", "findings' threads"), gitrepo.Short(pr.HeadSHA)))
+			notes = append(notes, fmt.Sprintf("**Resolved:** %d %s fixed in %s.", n, review.Plural(n, "finding's thread", "findings' threads"), gitrepo.Short(pr.HeadSHA)))
 		}
 		if note != "" {
 			notes = append(notes, "**Not resolved:** "+note)
 		}
 	}
 	return notes
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // withState ends the summary with the hidden record of what this run

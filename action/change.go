@@ -40,7 +40,7 @@ func readChange(ctx context.Context, dir string, pr *PullRequest, client *ghrepo
 	if err != nil {
 		return nil, fmt.Errorf("pull request #%d files: %w", pr.Number, err)
 	}
-	var diff bytes.Buffer
+	var patched []hunks.GitHubFile
 	var ignored []review.Ignored
 	for _, f := range files {
 		if f.Patch == "" {
@@ -49,27 +49,12 @@ func readChange(ctx context.Context, dir string, pr *PullRequest, client *ghrepo
 			}
 			continue
 		}
-		old, status := f.Path, ""
-		switch f.Status {
-		case "renamed", "copied":
-			old = f.PreviousPath
-			status = fmt.Sprintf("similarity index 50%%\n%s from %s\n%s to %s\n", f.Status[:len(f.Status)-2], old, f.Status[:len(f.Status)-2], f.Path)
-		}
-		from, to := "a/"+old, "b/"+f.Path
-		switch f.Status {
-		case "added":
-			from = "/dev/null"
-			status = "new file mode 100644\n"
-		case "removed":
-			to = "/dev/null"
-			status = "deleted file mode 100644\n"
-		}
-		fmt.Fprintf(&diff, "diff --git a/%s b/%s\n%s--- %s\n+++ %s\n%s\n", old, f.Path, status, from, to, strings.TrimRight(f.Patch, "\n"))
+		patched = append(patched, f.Hunks())
 	}
 	if truncated {
 		ignored = append(ignored, review.Ignored{Path: "(files beyond GitHub's 3,000-file limit)", Reason: "github:file-limit"})
 	}
-	parsed, err := hunks.Parse(&diff)
+	parsed, err := hunks.ParseGitHub(patched)
 	if err != nil {
 		return nil, fmt.Errorf("pull request #%d files API patches: %w", pr.Number, err)
 	}
@@ -113,21 +98,4 @@ func checkoutChange(ctx context.Context, dir string, pr *PullRequest) (*Change, 
 	}
 	read := func(path string) ([]byte, error) { return gitrepo.Output(ctx, dir, "show", pr.HeadSHA+":"+path) }
 	return &Change{Files: files, Source: hunks.VerifiedSource(files, read)}, nil
-}
-
-// anchorsOf lists, per path, the new-side line ranges of the diff's hunks:
-// the only lines GitHub accepts review comments on.
-func anchorsOf(files []*hunks.File) ghreport.Anchors {
-	a := ghreport.Anchors{}
-	for _, f := range files {
-		if f.NewPath == "" {
-			continue
-		}
-		for _, fr := range f.Fragments {
-			if fr.NewLines > 0 {
-				a[f.NewPath] = append(a[f.NewPath], ghreport.LineRange{Start: fr.NewStart, End: fr.NewStart + fr.NewLines - 1})
-			}
-		}
-	}
-	return a
 }

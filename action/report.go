@@ -15,7 +15,6 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/internal/gitrepo"
-	"github.com/org/warden/report"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
 )
@@ -38,15 +37,9 @@ func (a *runner) publishReport(ctx context.Context, ev Event) (Result, error) {
 		return Result{}, err
 	}
 	repository := a.svc.Owner + "/" + a.svc.Repo
-	if got := run.GetRepository().GetFullName(); !strings.EqualFold(got, repository) {
-		return Result{}, inputErrorf("the workflow_run event is of repository %q, not %s", got, repository)
-	}
-	if a.in.ReportPath == "" {
-		return Result{}, inputErrorf("mode report needs the report file: set the report-path input (or --report-path) to where the analyze run's artifact was downloaded")
-	}
-	path := a.in.ReportPath
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(a.svc.Workspace, path)
+	path, err := a.reportPath(run, repository)
+	if err != nil {
+		return Result{}, err
 	}
 	runRef := fmt.Sprintf("workflow run %d", run.GetID())
 	if u := run.GetHTMLURL(); u != "" {
@@ -57,7 +50,7 @@ func (a *runner) publishReport(ctx context.Context, ev Event) (Result, error) {
 	pub.ReadOnlyHint = "the token cannot create check runs: mode report needs checks: write and pull-requests: write; results go to annotations and the job summary"
 	doc, err := readReportFile(path, a.svc.Version)
 	if errors.Is(err, fs.ErrNotExist) {
-		return a.noReport(ctx, pub, run.GetConclusion() == "success", runRef)
+		return a.noReport(ctx, pub, run.GetConclusion() == ghreport.ConclusionSuccess, runRef)
 	}
 	invalid := func(err error) (Result, error) {
 		a.complete(ctx, pub, ghreport.ErrorOutput(err, "warden did not publish the analysis report of "+runRef, "Nothing of it was published."))
@@ -88,26 +81,12 @@ func (a *runner) publishReport(ctx context.Context, ev Event) (Result, error) {
 	dropped := keepFindingsInChange(rep, files)
 	capped := th.Apply(rep)
 	rep.Diagnoses = review.Diagnose(rep) // from the attempts, not the file's text
-
 	stale := pr.HeadSHA != doc.Origin.HeadSHA
-	notes := []string{fmt.Sprintf("Published from the analysis report of %s, which ran the pull request's workflow with a read-only token. A pull request from a fork can change that workflow and so this report: for a fork, treat this check as advisory.", runRef)}
-	if stale {
-		notes = append(notes, fmt.Sprintf("**Stale:** this report is of commit %s; the pull request's head is now %s. No review was posted: the analysis of the new head will be published when it finishes.", gitrepo.Short(doc.Origin.HeadSHA), gitrepo.Short(pr.HeadSHA)))
-	}
-	if dropped > 0 {
-		notes = append(notes, fmt.Sprintf("%d %s dropped: not in this pull request's changed files, or without valid lines.", dropped, report.Plural(dropped, "finding of the report was", "findings of the report were")))
-	}
-	if capped > 0 {
-		notes = append(notes, fmt.Sprintf("%d less severe %s left out: max-findings is %d.", capped, report.Plural(capped, "finding was", "findings were"), th.MaxFindings))
-	}
-	notes = append(notes, tc.notes()...)
-
 	pub.PullRequest, pub.Thresholds, pub.Stale, pub.NoReview = pr.Number, th, stale, stale
 	pub.Anchors, pub.Budget = ghreport.AnchorsFromFiles(files), cmp.Or(a.in.Budget, tc.cfg.Budget)
-	sum := a.summary(notes)
+	sum := a.summary(reportNotes(runRef, doc.Origin.HeadSHA, pr.HeadSHA, dropped, capped, th, tc))
 	pub.Summary = sum
-	file := &reportFile{written: path}
-	if err := publish(ctx, rep, []review.Publisher{pub, stepSummary{a.gha, sum}, outputs{a.gha, file}}, nil); err != nil {
+	if err := publish(ctx, rep, []review.Publisher{pub, stepSummary{a.gha, sum}, outputs{a.gha, &reportFile{written: path}}}, nil); err != nil {
 		return invalid(err)
 	}
 	if stale {
@@ -116,6 +95,37 @@ func (a *runner) publishReport(ctx context.Context, ev Event) (Result, error) {
 		return Result{Verdict: VerdictAdvisory, Report: rep}, nil
 	}
 	return Result{Verdict: VerdictGate, Report: rep, FailOn: th.FailOn, FailOnIncomplete: a.in.FailOnIncomplete}, nil
+}
+
+// reportPath checks the triggering run's repository and returns the report
+// file's path.
+func (a *runner) reportPath(run *gh.WorkflowRun, repository string) (string, error) {
+	if got := run.GetRepository().GetFullName(); !strings.EqualFold(got, repository) {
+		return "", inputErrorf("the workflow_run event is of repository %q, not %s", got, repository)
+	}
+	if a.in.ReportPath == "" {
+		return "", inputErrorf("mode report needs the report file: set the report-path input (or --report-path) to where the analyze run's artifact was downloaded")
+	}
+	if filepath.IsAbs(a.in.ReportPath) {
+		return a.in.ReportPath, nil
+	}
+	return filepath.Join(a.svc.Workspace, a.in.ReportPath), nil
+}
+
+// reportNotes are the lines a published report's summary opens with: where
+// it came from, whether it is stale, what was dropped or capped.
+func reportNotes(runRef, analyzed, head string, dropped, capped int, th review.Thresholds, tc *trusted) []string {
+	notes := []string{fmt.Sprintf("Published from the analysis report of %s, which ran the pull request's workflow with a read-only token. A pull request from a fork can change that workflow and so this report: for a fork, treat this check as advisory.", runRef)}
+	if analyzed != head {
+		notes = append(notes, fmt.Sprintf("**Stale:** this report is of commit %s; the pull request's head is now %s. No review was posted: the analysis of the new head will be published when it finishes.", gitrepo.Short(analyzed), gitrepo.Short(head)))
+	}
+	if dropped > 0 {
+		notes = append(notes, fmt.Sprintf("%d %s dropped: not in this pull request's changed files, or without valid lines.", dropped, review.Plural(dropped, "finding of the report was", "findings of the report were")))
+	}
+	if capped > 0 {
+		notes = append(notes, fmt.Sprintf("%d less severe %s left out: max-findings is %d.", capped, review.Plural(capped, "finding was", "findings were"), th.MaxFindings))
+	}
+	return append(notes, tc.notes()...)
 }
 
 // noReport ends mode report when the analysis left no report file: an

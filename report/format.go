@@ -122,11 +122,3 @@ func Write(w io.Writer, r *review.Report, f Format, opts Options) error {
 // of white space (newlines included) one space. It is the one folding of
 // untrusted and multi-line text for titles, logs and table cells.
 func OneLine(s string) string { return strings.Join(strings.Fields(sanitize(s, true)), " ") }
-
-// Plural is one when n is 1, else many.
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

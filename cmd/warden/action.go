@@ -6,109 +6,32 @@ import (
 	"crypto/sha256"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/org/warden/action"
-	"github.com/org/warden/bot"
+	"github.com/org/warden/report"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
 )
 
-// readInputs reads the Action's inputs. action.yml passes each as an
+// readInputs reads the Action's inputs: action.yml passes each as an
 // INPUT_* variable named by the upper snake case of its kebab-case name
-// (fail-on → INPUT_FAIL_ON); they map 1:1 to flags and config keys.
+// (fail-on → INPUT_FAIL_ON).
 func readInputs(getenv func(string) string) (action.Inputs, error) {
-	in := action.DefaultInputs()
-	get := func(name string) string {
-		return strings.TrimSpace(getenv("INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))))
+	in, err := action.ParseInputs(func(name string) string {
+		return getenv("INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
+	})
+	if err != nil {
+		return in, &usageError{err}
 	}
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	boolean := func(name string, dst *bool) {
-		switch v := strings.ToLower(get(name)); v {
-		case "":
-		case "true", "false":
-			*dst = v == "true"
-		default:
-			bad("input %s: %q is not true or false", name, get(name))
-		}
-	}
-	number := func(name string, min int, want string) *int {
-		v := get(name)
-		if v == "" {
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < min {
-			bad("input %s: %q is not %s", name, v, want)
-		}
-		return &n
-	}
-	severity := func(name string) *review.Severity {
-		if v := get(name); v != "" {
-			s, err := review.ParseSeverity(v)
-			if err != nil {
-				bad("input %s: %w", name, err)
-			}
-			return &s
-		}
-		return nil
-	}
-	in.ConfigPath = get("config-path")
-	in.Thresholds = review.ThresholdSettings{FailOn: severity("fail-on"), ReportOn: severity("report-on"),
-		MaxFindings: number("max-findings", 0, "a non-negative integer")}
-	in.IncompleteConclusion = cmp.Or(get("incomplete-conclusion"), in.IncompleteConclusion)
-	boolean("fail-on-incomplete", &in.FailOnIncomplete)
-	boolean("request-changes", &in.RequestChanges)
-	in.CheckName = cmp.Or(get("check-name"), in.CheckName)
-	for _, s := range strings.Split(get("skills"), ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			in.Skills = append(in.Skills, s)
-		}
-	}
-	boolean("skip-drafts", &in.SkipDrafts)
-	boolean("skip-bots", &in.SkipBots)
-	if n := number("pr-number", 1, "a pull request number"); n != nil {
-		in.PRNumber = *n
-	}
-	if v := get("budget"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			bad("input budget: %q is not a positive Go duration such as \"15m\"", v)
-		}
-		in.Budget = d
-	}
-	boolean("trusted-authors-only", &in.TrustedAuthorsOnly)
-	if v := get("mode"); v != "" {
-		if err := in.Mode.Set(v); err != nil {
-			bad("input mode: %w", err)
-		}
-	}
-	in.ReportPath = get("report-path")
 	// The results cache's directory comes from action.yml's cache steps
 	// (input results-cache), not from an input of its own.
 	in.ResultsCacheDir = strings.TrimSpace(getenv("WARDEN_RESULTS_CACHE_DIR"))
-	if v := get("results-cache-secret"); v != "" {
-		in.ResultsCacheSecret = []byte(v)
-	}
-	if v := get("command-associations"); v != "" {
-		trust, err := bot.ParseTrusted(v)
-		if err != nil {
-			bad("input command-associations: %w", err)
-		}
-		in.CommandTrust = trust
-	}
-	if err := errors.Join(errs...); err != nil {
-		return in, &usageError{err}
-	}
 	return in, nil
 }
 
@@ -134,7 +57,7 @@ func parseActionFlags(args []string, stderr io.Writer, in *action.Inputs) error 
 // runAction is `warden action`, the GitHub Action entry point: it reads the
 // process (inputs, flags, GITHUB_* variables, the event file), wires the
 // services and maps the Action's result to the exit code.
-func runAction(e *env, args []string) (int, error) {
+func runAction(ctx context.Context, e *env, args []string) (int, error) {
 	in, err := readInputs(e.getenv)
 	if err != nil {
 		return exitUsage, err
@@ -176,7 +99,7 @@ func runAction(e *env, args []string) (int, error) {
 		ev.Data, ev.Err = os.ReadFile(ev.Path)
 		ev.Err = unwrapPathError(ev.Err)
 	}
-	res, err := action.Run(e.ctx, in, ev, action.Services{
+	res, err := action.Run(ctx, in, ev, action.Services{
 		GitHub: client, Runner: gha, Stdout: e.stdout, Stderr: e.stderr,
 		Workspace: e.dir, RunnerTemp: e.getenv("RUNNER_TEMP"), Owner: owner, Repo: repo, Version: version,
 		ReadFile:  os.ReadFile,
@@ -190,7 +113,8 @@ func runAction(e *env, args []string) (int, error) {
 
 // actionResultExit is the Action's exit code: as reviewExit, except that an
 // incomplete review fails the step only when fail-on-incomplete is set (the
-// check run already says it is incomplete).
+// check run already says it is incomplete), and what was not reviewed or
+// gates nothing (analyze, a stale report) succeeds.
 func actionResultExit(res action.Result) (int, error) {
 	switch res.Verdict {
 	case action.VerdictCancelled:
@@ -239,16 +163,16 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			if err != nil {
 				return nil, err
 			}
-			tel, err := startTelemetry(e, false)
+			tel, err := startTelemetry(ctx, e, false)
 			if err != nil {
 				return nil, err
 			}
 			return &action.Job{
-				Thresholds: job.thresholds,
+				Thresholds: job.Thresholds,
 				Run: func(ctx context.Context) *review.Report {
-					prog := newProgress(e.stderr, len(job.plan.Items))
-					defer prog.finish()
-					return job.run(ctx, prog.update)
+					prog := report.NewProgress(e.stderr, isTerminal(e.stderr), len(job.Plan.Items))
+					defer prog.Finish()
+					return job.Run(ctx, prog.Update)
 				},
 				Sinks: []review.Publisher{tel},
 			}, nil

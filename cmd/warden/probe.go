@@ -89,7 +89,7 @@ type probeResult struct {
 // route, with the route's model and key. It exits 0 when every route is
 // healthy, 1 when one is not, 2 on bad configuration (a missing key names
 // its variable; nothing is sent).
-func runProbe(e *env, args []string) (int, error) {
+func runProbe(ctx context.Context, e *env, args []string) (int, error) {
 	o, err := parseProbeFlags(args, e.stderr)
 	if err != nil {
 		return exitUsage, err
@@ -110,8 +110,8 @@ func runProbe(e *env, args []string) (int, error) {
 		}
 		targets[i] = probeTarget{name: rc.Name, baseURL: rc.BaseURL, model: rc.Model, keyEnv: rc.APIKeyEnv, key: key}
 	}
-	results := probeAll(e.ctx, targets, nil)
-	if e.ctx.Err() != nil {
+	results := probeAll(ctx, targets, nil)
+	if ctx.Err() != nil {
 		return exitInterrupted, errInterrupted
 	}
 	if err := writeProbe(e.stdout, o.format, results); err != nil {

@@ -288,11 +288,11 @@ func joinCounts(keys []string, f func(k string, n int) string) string {
 // title: control characters dropped, white space collapsed, at most 40
 // bytes.
 func titleWord(s string) string {
-	return clipBytes(strings.Join(strings.Fields(stripControls(s)), " "), 40, "…")
+	return clipBytes(strings.Join(strings.Fields(report.Sanitize(s)), " "), 40, "…")
 }
 
 func clipTitle(s string) string {
-	return clipBytes(strings.Join(strings.Fields(stripControls(s)), " "), MaxTitle, "…")
+	return clipBytes(strings.Join(strings.Fields(report.Sanitize(s)), " "), MaxTitle, "…")
 }
 
 // clipBytes cuts s to at most n bytes on a rune boundary, ending with mark.
@@ -314,7 +314,7 @@ func clipBytes(s string, n int, mark string) string {
 // could report: failure, "Error: <err>", the summary saying what and that
 // nothing was published as clean.
 func ErrorOutput(err error, what, after string) CheckOutput {
-	msg := oneLine(err.Error())
+	msg := report.OneLine(err.Error())
 	return CheckOutput{Conclusion: ConclusionFailure, Title: "Error: " + msg,
 		Summary: what + ":\n\n    " + msg + "\n\n" + after}
 }

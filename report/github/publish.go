@@ -174,7 +174,7 @@ func (p *Publisher) warn(format string, args ...any) {
 // ReviewEvent is the review event of a report: REQUEST_CHANGES when asked
 // for and a finding blocks, else COMMENT. warden never approves.
 func ReviewEvent(r *review.Report, failOn review.Severity, requestChanges bool) string {
-	if requestChanges && r.Blocks(failOn) {
+	if requestChanges && review.Blocking(r.Findings, failOn) {
 		return EventRequestChanges
 	}
 	return EventComment

@@ -415,7 +415,7 @@ func (c *Client) ResolveFixed(ctx context.Context, pr int, threads []Thread, com
 	}
 	if denied > 0 {
 		note = fmt.Sprintf("%d fixed %s not resolved: the token may not resolve review threads (it needs pull-requests: write, and contents: write for resolveReviewThread).",
-			denied, plural(denied, "finding's thread was", "findings' threads were"))
+			denied, review.Plural(denied, "finding's thread was", "findings' threads were"))
 	}
 	return resolved, note, nil
 }

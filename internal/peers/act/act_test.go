@@ -261,6 +261,9 @@ type world struct {
 	env   []string // act's environment
 	goBin string   // the go the action's build uses
 	mark  string   // value of markVar in the environment of every process of the run
+	// eventName is the event act runs the workflow on; "" means
+	// pull_request.
+	eventName string
 }
 
 // markVar marks the processes of one act run: act runs each step in a
@@ -407,8 +410,12 @@ type actResult struct {
 // own, are then found and killed by leftovers.
 func (w *world) runAct(ctx context.Context) actResult {
 	w.t.Helper()
+	event := w.eventName
+	if event == "" {
+		event = "pull_request"
+	}
 	args := []string{
-		"pull_request",
+		event,
 		"-C", w.repo,
 		"-W", filepath.Join(w.repo, ".github", "workflows", "warden.yml"),
 		"-e", filepath.Join(w.dir, "event.json"),

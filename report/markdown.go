@@ -784,6 +784,10 @@ func mdBot(r *review.Report) string {
 		fmt.Fprintf(&b, "**From the results cache:** %s of the %s reviewed items (answers already paid for, reused without a model call).\n\n",
 			fmtCount(n), fmtCount(r.Summary.Reviewed))
 	}
+	if n := r.Summary.NotPosted; n > 0 {
+		fmt.Fprintf(&b, "**Not posted: rate budget.** %s could not be posted on the pull request within GitHub's limits on content-creating requests (80 a minute, 500 an hour); %s in this check run's annotations and the report.\n\n",
+			plural(n, "finding", "findings"), pick(n, "it is", "they are"))
+	}
 	if n := r.Summary.Suppressed; n > 0 {
 		fmt.Fprintf(&b, "**Suppressed:** %s dismissed on the pull request, not shown again.\n\n", plural(n, "finding", "findings"))
 	}

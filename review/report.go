@@ -139,6 +139,10 @@ type Summary struct {
 	// them on the pull request (a `/warden dismiss`, a thumbs-down, a
 	// thread resolved without a code change); additive, omitted when 0.
 	Suppressed int `json:"suppressed,omitempty"`
+	// NotPosted counts findings that GitHub's limits on content-creating
+	// requests kept off the pull request ("not posted: rate budget"); they
+	// are in the check run and the report. Additive, omitted when 0.
+	NotPosted int `json:"not_posted,omitempty"`
 	// FindingsDropped counts the findings models reported that are not in
 	// Findings, by reason (additive to the contract; omitted when none
 	// was dropped).

@@ -242,3 +242,53 @@ func TestWriteBudgetBigPullRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestPublishNotPostedRateBudget: when the hour's write budget is spent
+// (earlier runs used it), the Publisher sends no review, and the check
+// run's summary and the report say "not posted: rate budget" with the
+// count; every finding is still in the check run's annotations.
+func TestPublishNotPostedRateBudget(t *testing.T) {
+	t.Parallel()
+	fake := newFake(t)
+	budget := NewWriteBudget()
+	budget.Record(slicesRepeat(time.Now().Add(-10*time.Minute), ContentPerHour)...)
+	c, err := New(Config{APIURL: "http://fake.invalid", Token: fakegithub.DefaultToken, Owner: testOwner, Repo: testRepo,
+		HTTPClient: &http.Client{Transport: budget.RoundTripper(fake.Transport())}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := []review.Finding{
+		finding(review.SeverityHigh, "a.go", 2, 2, "one"),
+		finding(review.SeverityMedium, "a.go", 24, 24, "two"),
+	}
+	r := &review.Report{Schema: review.Schema, Outcome: review.OutcomeComplete, Findings: fs, Summary: review.Summary{Findings: 2}}
+	var warned []string
+	p := &Publisher{
+		Client: c, CheckName: "warden", HeadSHA: testHead, PullRequest: testPR,
+		Anchors: AnchorsFromFiles(toFiles(testFiles)), Thresholds: review.Thresholds{FailOn: review.SeverityHigh, ReportOn: review.SeverityMedium},
+		IncompleteConclusion: DefaultIncompleteConclusion, Budget: time.Minute, Started: time.Now(),
+		Summary: func(r *review.Report) (string, error) {
+			var b strings.Builder
+			err := report.Write(&b, r, report.FormatMarkdown, report.Options{})
+			return b.String(), err
+		},
+		Warn: func(format string, args ...any) { warned = append(warned, fmt.Sprintf(format, args...)) },
+	}
+	p.Begin(t.Context())
+	if err := p.Publish(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fake.Reviews(testPR)); n != 0 {
+		t.Errorf("%d reviews posted past the budget", n)
+	}
+	if r.Summary.NotPosted != 2 {
+		t.Errorf("Summary.NotPosted = %d, want 2", r.Summary.NotPosted)
+	}
+	runs := fake.CheckRuns()
+	if len(runs) != 1 || !strings.Contains(runs[0].Summary, "**Not posted: rate budget.** 2 findings could not be posted") || len(runs[0].Annotations) != 2 {
+		t.Errorf("check run = %+v; want the summary to say 2 not posted, and both annotated", runs)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "not posted: rate budget") {
+		t.Errorf("warnings = %q", warned)
+	}
+}

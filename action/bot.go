@@ -60,6 +60,14 @@ func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts r
 		}
 	}
 	st.narrow, st.notes = a.incremental(ctx, ev, pr)
+	if st.narrow != nil && st.cache != nil && !st.cache.WriteOnly {
+		// With the results cache, the whole change is planned: unchanged
+		// code is answered from the cache without a model call, so the
+		// report (and the check run's conclusion) still covers every
+		// finding of the pull request, not only the new ones.
+		st.narrow = nil
+		st.notes = []string{"**Push:** the whole change is planned; only what changed since the last complete review calls the model, the rest is answered from the results cache."}
+	}
 	return st
 }
 

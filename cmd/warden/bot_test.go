@@ -560,3 +560,41 @@ func TestReviewLocalResultsCache(t *testing.T) {
 		t.Errorf("WARDEN_RESULTS_CACHE=off still used the cache")
 	}
 }
+
+// TestBotIncrementalPushWithCache: with the results cache, a push that
+// changes one line of a reviewed ten-file pull request calls the model
+// once, and the report still covers the whole change (every item
+// reviewed, the unchanged ones from the cache), so the check run gates on
+// all the pull request's findings.
+func TestBotIncrementalPushWithCache(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	h.env["WARDEN_RESULTS_CACHE_DIR"] = t.TempDir()
+	tenFiles(h)
+	if res := h.run(context.Background()); res.code != exitFindings {
+		t.Fatalf("first review: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	whole := h.model.calls()
+	before := h.pr.HeadSHA
+	h.repo.write("pkg3/f.go", strings.Replace("package pkg\n\n"+numbered(30, "// pkg"), "// pkg line 12\n", "// pkg line 12 edited\n", 1))
+	h.repo.git("commit", "-qam", "edit pkg3")
+	h.refreshPR()
+	h.pushEvent(before)
+	if res := h.run(context.Background()); res.code != exitFindings {
+		t.Fatalf("push: exit %d, want 1 (the earlier high findings still block); stderr:\n%s", res.code, res.stderr)
+	}
+	if got := h.model.calls() - whole; got != 1 {
+		t.Errorf("the push made %d model calls, want 1", got)
+	}
+	report, _ := os.ReadFile(h.outputs()["report-file"])
+	var rep struct {
+		Summary struct{ Planned, Reviewed, Cached int }
+	}
+	json.Unmarshal(report, &rep)
+	if rep.Summary.Planned != whole || rep.Summary.Reviewed != whole || rep.Summary.Cached != whole-1 {
+		t.Errorf("push's report: %+v; want all %d items reviewed, %d of them from the cache", rep.Summary, whole, whole-1)
+	}
+	if cr := h.lastCheckRun(); cr.Conclusion != "failure" || !strings.Contains(cr.Summary, "only what changed since the last complete review calls the model") {
+		t.Errorf("push's check run: %s\n%.500s", cr.Conclusion, cr.Summary)
+	}
+}

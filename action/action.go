@@ -185,7 +185,10 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 		}
 	}()
 	fail := func(err error) (Result, error) { return a.fail(ctx, pub, err) }
-	if why, summary := a.skipped(pr); why != "" {
+	// A trusted commenter's /warden review asks for this review by name:
+	// the draft, bot and author rules that skip automatic reviews do not
+	// apply.
+	if why, summary := a.skipped(pr); why != "" && !opts.command {
 		out := ghreport.SkippedOutput(why, summary)
 		a.complete(ctx, pub, out)
 		return a.skip(out.Title)

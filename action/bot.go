@@ -28,6 +28,8 @@ type reviewOptions struct {
 	// review).
 	fresh  bool
 	skills []string // --skill of /warden review
+	// command is set for a review a trusted /warden command asked for.
+	command bool
 }
 
 // Cache domains: a fork's run can never feed the privileged run.

@@ -111,7 +111,7 @@ func (a *runner) commandReview(ctx context.Context, ce bot.Event, cmd bot.Comman
 		return Result{}, fmt.Errorf("pull request #%d: %w", ce.PullRequest, err)
 	}
 	pr := fromGitHub(a.svc.Owner, a.svc.Repo, p)
-	opts := reviewOptions{trusted: true, fresh: cmd.Kind == bot.Review}
+	opts := reviewOptions{trusted: true, fresh: cmd.Kind == bot.Review, command: true}
 	if len(cmd.Skills) > 0 {
 		opts.skills = cmd.Skills
 	}

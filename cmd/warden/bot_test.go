@@ -598,3 +598,34 @@ func TestBotIncrementalPushWithCache(t *testing.T) {
 		t.Errorf("push's check run: %s\n%.500s", cr.Conclusion, cr.Summary)
 	}
 }
+
+// TestBotReviewCommandOnDraft: a draft is skipped on push, but a member's
+// `/warden review --skill code-review` reviews it (the command asks by
+// name), fresh: it calls the model although the cache has the answers.
+func TestBotReviewCommandOnDraft(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	h.env["WARDEN_RESULTS_CACHE_DIR"] = t.TempDir()
+	h.env["INPUT_SKILLS"] = ""
+	h.pr.Draft = true
+	h.gh.AddPullRequest(h.pr)
+	h.event("opened", func(pr map[string]any) { pr["draft"] = true })
+	if res := h.run(context.Background()); res.code != exitOK || h.model.calls() != 0 || h.lastCheckRun().Conclusion != "skipped" {
+		t.Fatalf("draft on push: exit %d, %d model calls, check run %s; want skipped", res.code, h.model.calls(), h.lastCheckRun().Conclusion)
+	}
+	for round := range 2 {
+		before := h.model.calls()
+		id := h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden review --skill code-review", User: "alice", Association: "COLLABORATOR"})
+		h.commentEvent(id, "/warden review --skill code-review", "alice", "COLLABORATOR")
+		if res := h.run(context.Background()); res.code != exitFindings {
+			t.Fatalf("round %d: exit %d; stderr:\n%s", round+1, res.code, res.stderr)
+		}
+		if got := h.model.calls() - before; got == 0 {
+			t.Errorf("round %d: /warden review made no model call: it must be fresh", round+1)
+		}
+		report, _ := os.ReadFile(h.outputs()["report-file"])
+		if bytes.Contains(report, []byte(`"cached": true`)) || bytes.Contains(report, []byte(`"skill": "security-review"`)) {
+			t.Errorf("round %d: the report has cached items or another skill", round+1)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,26 +37,35 @@ var (
 // home, or a fail-on or max-findings default outside review's thresholds.
 func TestOneHomePerDecision(t *testing.T) {
 	t.Parallel()
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir() && (path == "internal" || path == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".":
-			return filepath.SkipDir
-		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
-		path = filepath.ToSlash(path)
+	eachGoFile(t, []string{"internal"}, func(path string, fset *token.FileSet, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			checkLiteral(t, fset, path, n)
 			checkThreshold(t, fset, path, n)
 			return true
 		})
+	})
+}
+
+// eachGoFile parses every non-test Go file of the module, but those under
+// the top-level directories in skip, testdata and hidden directories, and
+// calls fn with its slash path.
+func eachGoFile(t *testing.T, skip []string, fn func(path string, fset *token.FileSet, f *ast.File)) {
+	t.Helper()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != "." && (slices.Contains(skip, path) || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")):
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		fn(filepath.ToSlash(path), fset, f)
 		return nil
 	})
 	if err != nil {
@@ -156,20 +166,7 @@ func exprName(e ast.Expr) string {
 func TestOneOwnerOfTheDiffFormat(t *testing.T) {
 	t.Parallel()
 	syntax := []string{"@@ -", "@@ ", "diff --git", "similarity index", "+++ b/", "--- a/"}
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir() && (path == "internal" || path == "hunks" || path == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".":
-			return filepath.SkipDir
-		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
+	eachGoFile(t, []string{"internal", "hunks"}, func(_ string, fset *token.FileSet, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 				for _, x := range syntax {
@@ -180,9 +177,37 @@ func TestOneOwnerOfTheDiffFormat(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+// helperHomes are the one definition of each small text helper; a function
+// of that name (any case) anywhere else is a copy. report.OneLine is
+// review.OneLine after dropping control characters, not a copy of it.
+var helperHomes = map[string][]string{
+	"plural":        {"review/text.go"},
+	"counted":       {"review/text.go"},
+	"oneline":       {"review/text.go", "report/format.go"},
+	"cmpor":         {},
+	"firstnonempty": {},
+	"coalesce":      {},
+	"orelse":        {},
+	"fmtcount":      {},
+}
+
+// TestOneHomePerHelper fails on a second plural, oneLine or hand-written
+// cmp.Or in the non-test code of the module (internal/ included).
+func TestOneHomePerHelper(t *testing.T) {
+	t.Parallel()
+	eachGoFile(t, nil, func(path string, fset *token.FileSet, f *ast.File) {
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil {
+				continue
+			}
+			homes, ok := helperHomes[strings.ToLower(fd.Name.Name)]
+			if ok && !slices.Contains(homes, path) {
+				t.Errorf("%s: %s is a copy: use the one in %v (or cmp.Or)", fset.Position(fd.Pos()), fd.Name.Name, homes)
+			}
+		}
+	})
 }

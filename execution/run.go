@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -203,6 +204,13 @@ func (rs *runState) takeRetry(p Policy) bool {
 // progress, when non-nil, is called after each item ends; calls are
 // serialized. Run returns only when every goroutine it started has ended.
 func (e *Engine) Run(ctx context.Context, items []Item, progress func(done, total int)) []Result {
+	results, _ := e.RunStats(ctx, items, progress)
+	return results
+}
+
+// RunStats is Run, and returns the route stats of this run too: those of a
+// concurrent or later Run cannot mix in, as they can with Stats.
+func (e *Engine) RunStats(ctx context.Context, items []Item, progress func(done, total int)) ([]Result, []RouteStats) {
 	rs := e.newRun(time.Now())
 	e.last.Store(rs)
 	results := make([]Result, len(items))
@@ -254,7 +262,7 @@ func (e *Engine) Run(ctx context.Context, items []Item, progress func(done, tota
 			})
 		}
 	}()
-	return results
+	return results, e.statsOf(rs)
 }
 
 // cannotStart reports whether an item must be skipped rather than started.
@@ -357,11 +365,11 @@ func (e *Engine) runItem(caller, work context.Context, st *itemState) (res Resul
 			res.Class = ClassTimeout
 		}
 		if st.lastReject > st.lastSent {
-			res.Reason = cmpOr(res.Reason, st.attempts[st.lastReject].Reason)
+			res.Reason = cmp.Or(res.Reason, st.attempts[st.lastReject].Reason)
 		}
 	case st.lastReject >= 0:
 		a := st.attempts[st.lastReject]
-		res.Class, res.Err, res.Reason = st.rejectCls, a.Err, cmpOr(res.Reason, a.Reason)
+		res.Class, res.Err, res.Reason = st.rejectCls, a.Err, cmp.Or(res.Reason, a.Reason)
 		if res.Class == ClassCancelled {
 			res.Class = ClassTimeout
 		}
@@ -369,13 +377,6 @@ func (e *Engine) runItem(caller, work context.Context, st *itemState) (res Resul
 		res.Class, res.Err = ClassTimeout, context.Cause(itemCtx)
 	}
 	return res
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // TimeoutError is a sent attempt's error when it ran out of time: its
@@ -600,7 +601,7 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 		case !failsOver(a.Class):
 			a.Decision, a.Reason = DecisionFail, ReasonNoFailover
 		case ri == len(rs.routes)-1:
-			a.Decision, a.Reason = DecisionFail, cmpOr(a.Reason, ReasonNoRoute)
+			a.Decision, a.Reason = DecisionFail, cmp.Or(a.Reason, ReasonNoRoute)
 		default:
 			a.Decision = DecisionFailover
 		}

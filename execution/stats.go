@@ -87,8 +87,10 @@ type RouteStats struct {
 // Stats returns one RouteStats per route, in failover order, for the most
 // recent (or the running) Run; nil before the first Run. It is safe to call
 // concurrently with Run.
-func (e *Engine) Stats() []RouteStats {
-	rs := e.last.Load()
+func (e *Engine) Stats() []RouteStats { return e.statsOf(e.last.Load()) }
+
+// statsOf is the route stats of one run; nil for none.
+func (e *Engine) statsOf(rs *runState) []RouteStats {
 	if rs == nil {
 		return nil
 	}

@@ -335,9 +335,10 @@ func (c *Cache) lookup(eng *execution.Engine, items []execution.Item) []*CachedA
 }
 
 // runUncached runs through the engine only the items without a cached
-// answer, and returns a result for every item: a cached one is done, on
-// the route it was answered on, with no attempt.
-func runUncached(ctx context.Context, eng *execution.Engine, items []execution.Item, cached []*CachedAnswer, progress func(done, total int)) []execution.Result {
+// answer, and returns a result for every item (a cached one is done, on
+// the route it was answered on, with no attempt) and the engine run's
+// route stats.
+func runUncached(ctx context.Context, eng *execution.Engine, items []execution.Item, cached []*CachedAnswer, progress func(done, total int)) ([]execution.Result, []execution.RouteStats) {
 	var todo []execution.Item
 	var at []int
 	for i, it := range items {
@@ -347,10 +348,9 @@ func runUncached(ctx context.Context, eng *execution.Engine, items []execution.I
 		}
 	}
 	results := make([]execution.Result, len(items))
-	if len(todo) > 0 {
-		for k, res := range eng.Run(ctx, todo, progress) {
-			results[at[k]] = res
-		}
+	done, stats := eng.RunStats(ctx, todo, progress)
+	for k, res := range done {
+		results[at[k]] = res
 	}
 	for i, a := range cached {
 		if a != nil {
@@ -362,7 +362,7 @@ func runUncached(ctx context.Context, eng *execution.Engine, items []execution.I
 			}
 		}
 	}
-	return results
+	return results, stats
 }
 
 // store keeps a new accepted answer under the key of the route's model

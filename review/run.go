@@ -38,7 +38,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 	items, group, sizes := requests(p)
 	guardTruncation(items)
 	cached := opts.Cache.lookup(eng, items)
-	results := runUncached(ctx, eng, items, cached, opts.Progress)
+	results, stats := runUncached(ctx, eng, items, cached, opts.Progress)
 
 	r := newReport(p, eng, opts)
 	idx := indexRoutes(eng)
@@ -75,7 +75,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 	r.Summary = summarize(r.Items, len(r.Findings))
 	r.Summary.FindingsDropped = dropped
 	r.Outcome = Decide(r.Items)
-	r.Routes = routeStats(eng)
+	r.Routes = routeStats(eng, stats)
 	r.DurationMS = time.Since(start).Milliseconds()
 	r.Diagnoses = Diagnose(r)
 	return r
@@ -420,10 +420,9 @@ func urlHost(baseURL string) string {
 	return u.Host
 }
 
-// routeStats reports the engine's per-route health, in failover order,
-// with each route's cost at its configured prices.
-func routeStats(eng *execution.Engine) []RouteStats {
-	stats := eng.Stats()
+// routeStats reports a run's per-route health, in failover order, with
+// each route's cost at its configured prices.
+func routeStats(eng *execution.Engine, stats []execution.RouteStats) []RouteStats {
 	out := make([]RouteStats, 0, len(stats))
 	for i, s := range stats {
 		rt := eng.Routes()[i]

@@ -197,19 +197,7 @@ func writeReport(e *env, o *reviewOptions, r *review.Report) error {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(e.dir, path)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".warden-report-*")
-	if err != nil {
-		return usagef("--output %s: %v", o.output, unwrapPathError(err))
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return usagef("--output %s: %v", o.output, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return usagef("--output %s: %v", o.output, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := report.WriteFile(path, buf.Bytes()); err != nil {
 		return usagef("--output %s: %v", o.output, unwrapPathError(err))
 	}
 	return nil

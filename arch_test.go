@@ -19,6 +19,7 @@ const module = "github.com/org/warden"
 // package must state its arrows.
 var allowed = map[string][]string{
 	"hunks":            {"github.com/bluekeyes/go-gitdiff", "github.com/bmatcuk/doublestar/v4"},
+	"bot":              {},
 	"skills":           {"gopkg.in/yaml.v3", "github.com/bmatcuk/doublestar/v4"},
 	"execution":        {"github.com/sourcegraph/conc"},
 	"execution/openai": {module + "/execution", "github.com/sashabaranov/go-openai"},
@@ -28,18 +29,18 @@ var allowed = map[string][]string{
 	"report/github":    {module + "/review", module + "/report", module + "/hunks", module + "/execution", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"action": {
 		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
-		module + "/execution", module + "/internal/gitrepo",
+		module + "/execution", module + "/internal/gitrepo", module + "/bot",
 		"github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
 	},
 	"cmd/warden": {
 		module + "/action", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
 		module + "/skills", module + "/execution", module + "/execution/openai", module + "/telemetry",
-		module + "/internal/gitrepo",
+		module + "/internal/gitrepo", module + "/bot",
 		"github.com/sethvargo/go-githubactions", "github.com/pelletier/go-toml/v2", "golang.org/x/term",
 	},
 	"internal/gitrepo":     {},
 	"internal/testgit":     {},
-	"internal/fakegithub":  {"github.com/getkin/kin-openapi"},
+	"internal/fakegithub":  {"github.com/getkin/kin-openapi", "github.com/vektah/gqlparser/v2"},
 	"internal/fakeotlp":    {"go.opentelemetry.io/proto/otlp", "google.golang.org/protobuf"},
 	"internal/actiontest":  {},
 	"internal/fakeopenai":  {},
@@ -59,6 +60,9 @@ var confined = map[string][]string{
 	"github.com/sethvargo/go-githubactions": {"report/github", "action", "cmd/warden"},
 	"go.opentelemetry.io/otel":              {"telemetry"},
 	"github.com/bluekeyes/go-gitdiff":       {"hunks"},
+	// GitHub's GraphQL schema is the fake's business only: warden sends
+	// GraphQL as plain JSON over go-github's client.
+	"github.com/vektah/gqlparser/v2": {"internal/fakegithub"},
 }
 
 func TestImportArrows(t *testing.T) {

@@ -61,6 +61,11 @@ type PlanRequest struct {
 	Thresholds review.ThresholdSettings // the inputs', over the file's
 	SkillNames []string                 // the skills input
 	Budget     time.Duration            // the budget input; 0: the file's
+	// Cache is the results cache; nil for none.
+	Cache *review.Cache
+	// Narrow, when set, narrows the planned chunks (an incremental
+	// review on a push).
+	Narrow func(*hunks.Plan) *hunks.Plan
 }
 
 // Job is a planned review, ready to run.
@@ -128,6 +133,9 @@ func Run(ctx context.Context, in Inputs, ev Event, svc Services) (Result, error)
 	if in.Mode == ModeReport {
 		return a.publishReport(ctx, ev)
 	}
+	if isCommandEvent(ev.Name) {
+		return a.command(ctx, ev)
+	}
 	return a.review(ctx, ev)
 }
 
@@ -148,6 +156,12 @@ func (a *runner) review(ctx context.Context, ev Event) (res Result, err error) {
 	if err != nil {
 		return Result{}, err
 	}
+	return a.reviewPR(ctx, ev, pr, reviewOptions{trusted: ev.Name != "pull_request" || !pr.Fork})
+}
+
+// reviewPR reviews pr: the steps after the event was read, shared by the
+// pull request events and the /warden commands.
+func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts reviewOptions) (res Result, err error) {
 	tc, err := a.trust(ctx, pr)
 	if err != nil {
 		return Result{}, err
@@ -171,7 +185,10 @@ func (a *runner) review(ctx context.Context, ev Event) (res Result, err error) {
 		}
 	}()
 	fail := func(err error) (Result, error) { return a.fail(ctx, pub, err) }
-	if why, summary := a.skipped(pr); why != "" {
+	// A trusted commenter's /warden review asks for this review by name:
+	// the draft, bot and author rules that skip automatic reviews do not
+	// apply.
+	if why, summary := a.skipped(pr); why != "" && !opts.command {
 		out := ghreport.SkippedOutput(why, summary)
 		a.complete(ctx, pub, out)
 		return a.skip(out.Title)
@@ -180,9 +197,11 @@ func (a *runner) review(ctx context.Context, ev Event) (res Result, err error) {
 	if err != nil {
 		return fail(err)
 	}
+	bot := a.botSteps(ctx, ev, pr, opts)
 	job, err := tc.cfg.Plan(ctx, PlanRequest{
 		Skills: tc.skills, Change: ch, Info: review.Change{Title: pr.Title, Body: pr.Body},
-		Thresholds: a.in.Thresholds, SkillNames: a.in.Skills, Budget: a.in.Budget,
+		Thresholds: a.in.Thresholds, SkillNames: orSkills(opts.skills, a.in.Skills), Budget: a.in.Budget,
+		Cache: bot.cache, Narrow: bot.narrow,
 	})
 	var noKey *MissingKeyError
 	if errors.As(err, &noKey) && pr.Fork {
@@ -195,14 +214,20 @@ func (a *runner) review(ctx context.Context, ev Event) (res Result, err error) {
 	if pub != nil {
 		pub.Thresholds, pub.Anchors = job.Thresholds, hunks.AnchorsOf(ch.Files)
 	}
-	return a.publishReview(ctx, rep, pub, pr, tc, job)
+	notes := append(tc.notes(), bot.notes...)
+	if pub != nil {
+		notes = append(notes, a.followUp(ctx, pr, rep)...)
+	}
+	return a.publishReview(ctx, rep, pub, pr, notes, job)
 }
 
 // publishReview publishes a finished review to every sink: the check run
 // and review (mode full), the job summary, the report file, the step
-// outputs, then the wiring's (telemetry); also after a cancellation.
-func (a *runner) publishReview(ctx context.Context, rep *review.Report, pub *ghreport.Publisher, pr *PullRequest, tc *trusted, job *Job) (Result, error) {
-	sum := a.summary(tc.notes())
+// outputs, then the wiring's (telemetry); also after a cancellation. The
+// summary opens with notes and records the review's state for the next
+// push (mode full).
+func (a *runner) publishReview(ctx context.Context, rep *review.Report, pub *ghreport.Publisher, pr *PullRequest, notes []string, job *Job) (Result, error) {
+	sum := withState(ctx, a.summary(notes), pr.HeadSHA, a.in.Mode == ModeFull)
 	file := &reportFile{workspace: a.svc.Workspace, runnerTemp: a.svc.RunnerTemp, path: a.in.ReportPath, origin: originOf(pr, a.svc.Version), required: a.in.Mode == ModeAnalyze, log: a.svc.Stderr}
 	sinks := []review.Publisher{stepSummary{a.gha, sum}, file, outputs{a.gha, file}}
 	if pub != nil {
@@ -422,4 +447,11 @@ func (o outputs) Publish(_ context.Context, r *review.Report) error {
 	o.gha.SetOutput("reviewed", strconv.Itoa(r.Summary.Reviewed))
 	o.gha.SetOutput("report-file", o.file.written)
 	return nil
+}
+
+func orSkills(a, b []string) []string {
+	if len(a) > 0 {
+		return a
+	}
+	return b
 }

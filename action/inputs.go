@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/org/warden/bot"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
 )
@@ -56,6 +57,17 @@ type Inputs struct {
 	TrustedAuthorsOnly   bool
 	Mode                 Mode
 	ReportPath           string
+	// ResultsCacheDir holds the results cache (WARDEN_RESULTS_CACHE_DIR,
+	// the directory action.yml restores and saves with actions/cache when
+	// input results-cache is true); "" means none. Each trust domain has
+	// its own subdirectory.
+	ResultsCacheDir string
+	// ResultsCacheSecret signs the trusted domain's entries (input
+	// results-cache-secret); empty means unsigned.
+	ResultsCacheSecret []byte
+	// CommandTrust are the author associations whose /warden commands run
+	// (input command-associations); nil means bot.DefaultTrusted.
+	CommandTrust []string
 }
 
 // DefaultInputs are the inputs' defaults, as action.yml states them.
@@ -99,6 +111,16 @@ func ParseInputs(get func(name string) string) (Inputs, error) {
 		}
 	}
 	in.ReportPath = r.get("report-path")
+	if v := r.get("results-cache-secret"); v != "" {
+		in.ResultsCacheSecret = []byte(v)
+	}
+	if v := r.get("command-associations"); v != "" {
+		trust, err := bot.ParseTrusted(v)
+		if err != nil {
+			r.bad("input command-associations: %w", err)
+		}
+		in.CommandTrust = trust
+	}
 	return in, errors.Join(r.errs...)
 }
 

@@ -90,6 +90,7 @@ func markdownDoc(r *review.Report, opts Options) *mdDoc {
 		d.fixed(m + "\n\n")
 	}
 	d.fixed(mdDiagnoses(r))
+	d.fixed(mdBot(r))
 	findings := mdFindings(r, c, opts)
 	d.add(findings)
 
@@ -824,4 +825,22 @@ func longestRun(s string, c byte) int {
 		}
 	}
 	return best
+}
+
+// mdBot says what came from the results cache and what was suppressed, so
+// that neither hides in the counts.
+func mdBot(r *review.Report) string {
+	var b strings.Builder
+	if n := r.Summary.Cached; n > 0 {
+		fmt.Fprintf(&b, "**From the results cache:** %s of the %s reviewed items (answers already paid for, reused without a model call).\n\n",
+			review.Count(n), review.Count(r.Summary.Reviewed))
+	}
+	if n := r.Summary.NotPosted; n > 0 {
+		fmt.Fprintf(&b, "**Not posted: rate budget.** %s could not be posted on the pull request within GitHub's limits on content-creating requests (80 a minute, 500 an hour); %s in this check run's annotations and the report.\n\n",
+			review.Counted(n, "finding", "findings"), review.Plural(n, "it is", "they are"))
+	}
+	if n := r.Summary.Suppressed; n > 0 {
+		fmt.Fprintf(&b, "**Suppressed:** %s dismissed on the pull request, not shown again.\n\n", review.Counted(n, "finding", "findings"))
+	}
+	return b.String()
 }

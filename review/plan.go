@@ -28,6 +28,9 @@ type Options struct {
 	// Progress, when set, is called after each request ends (one per item,
 	// or one per batch with BatchSkills); calls are serialized.
 	Progress func(done, total int)
+	// Cache, when set, answers the items it has a result for without a
+	// model call (Item.Cached) and keeps every new accepted answer.
+	Cache *Cache
 }
 
 // WorkItem is one skill on one chunk, with its request ready to send. The

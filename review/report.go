@@ -129,6 +129,9 @@ type Item struct {
 	// array", "cut off at max_tokens", ...).
 	Answer        string `json:"answer,omitempty"`
 	AnswerProblem string `json:"answer_problem,omitempty"`
+	// Cached is set when the item's answer came from the results cache
+	// (Options.Cache): reviewed, with no model call and no attempt.
+	Cached bool `json:"cached,omitempty"`
 }
 
 // Ignored is a path that was not reviewed, and why.
@@ -144,6 +147,17 @@ type Summary struct {
 	Failed   int `json:"failed"`
 	Skipped  int `json:"skipped"`
 	Findings int `json:"findings"`
+	// Cached counts the reviewed items whose answer came from the results
+	// cache (additive to the contract; omitted when none did).
+	Cached int `json:"cached,omitempty"`
+	// Suppressed counts findings not shown because a person dismissed
+	// them on the pull request (a `/warden dismiss`, a thumbs-down, a
+	// thread resolved without a code change); additive, omitted when 0.
+	Suppressed int `json:"suppressed,omitempty"`
+	// NotPosted counts findings that GitHub's limits on content-creating
+	// requests kept off the pull request ("not posted: rate budget"); they
+	// are in the check run and the report. Additive, omitted when 0.
+	NotPosted int `json:"not_posted,omitempty"`
 	// FindingsDropped counts the findings models reported that are not in
 	// Findings, by reason (additive to the contract; omitted when none
 	// was dropped).

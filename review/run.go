@@ -38,7 +38,8 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 	items, group, sizes := requests(p)
 	notes := noteAnswers(items)
 	guardTruncation(items)
-	results, stats := eng.RunStats(ctx, items, opts.Progress)
+	cached := opts.Cache.lookup(eng, items)
+	results, stats := runUncached(ctx, eng, items, cached, opts.Progress)
 
 	r := newReport(p, eng, opts)
 	idx := indexRoutes(eng)
@@ -51,12 +52,17 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 		it.TimeoutEffectiveMS = wi.TimeoutEffective.Milliseconds()
 		it.Request, it.StartMS, it.DurationMS = g+1, res.Start.Milliseconds(), res.Duration.Milliseconds()
 		idx.record(r, it, res, size, first)
+		it.Cached = cached[g] != nil
 		switch res.Status {
 		case execution.StatusDone:
 			if first && size > 1 {
 				batch = readBatch(p, i, size, res, &dropped)
 			}
 			findings = append(findings, idx.answer(it, &p.Items[i], res, size, batch, &dropped)...)
+			// A new answer every item of its request could read is kept.
+			if first && it.Status == StatusReviewed && (size == 1 || (batch != nil && len(batch.bad) == 0)) {
+				opts.Cache.store(eng, items[g], res, cached[g])
+			}
 		case execution.StatusFailed:
 			it.Status, it.Reason = StatusFailed, failureReason(res)
 			if it.Reason != res.Class.String() && it.Reason != ReasonPromptTruncated && res.Class != execution.ClassRejected {
@@ -305,6 +311,9 @@ func summarize(items []Item, findings int) Summary {
 		switch it.Status {
 		case StatusReviewed:
 			s.Reviewed++
+			if it.Cached {
+				s.Cached++
+			}
 		case StatusFailed:
 			s.Failed++
 		case StatusSkipped:

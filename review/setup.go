@@ -32,6 +32,11 @@ type Setup struct {
 	MaxTokens   int
 	BatchSkills bool
 	Change      Change
+	// Cache is the results cache (Options.Cache); nil for none.
+	Cache *Cache
+	// Narrow, when set, narrows the chunks before planning (an
+	// incremental review: Since).
+	Narrow func(*hunks.Plan) *hunks.Plan
 }
 
 // SkillSetting is one [[skills]] entry: a skill's name and, when set, the
@@ -63,6 +68,9 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 	if err != nil {
 		return nil, fmt.Errorf("filters.ignore: %w", err)
 	}
+	if s.Narrow != nil {
+		hp = s.Narrow(hp)
+	}
 	chosen, unused, err := ChooseSkills(s.Skills, s.Configured, s.SkillNames)
 	if err != nil {
 		return nil, err
@@ -85,6 +93,7 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 	opts := Options{
 		Skills: chosen, Change: s.Change, MaxTokens: s.MaxTokens, BatchSkills: s.BatchSkills,
 		FailOn: s.Thresholds.FailOn, ReportOn: s.Thresholds.ReportOn, MaxFindings: s.Thresholds.MaxFindings,
+		Cache: s.Cache,
 	}
 	plan, err := NewPlan(hp, eng, opts)
 	if err != nil {

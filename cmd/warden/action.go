@@ -3,9 +3,11 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 
@@ -27,6 +29,9 @@ func readInputs(getenv func(string) string) (action.Inputs, error) {
 	if err != nil {
 		return in, &usageError{err}
 	}
+	// The results cache's directory comes from action.yml's cache steps
+	// (input results-cache), not from an input of its own.
+	in.ResultsCacheDir = strings.TrimSpace(getenv("WARDEN_RESULTS_CACHE_DIR"))
 	return in, nil
 }
 
@@ -65,6 +70,11 @@ func runAction(ctx context.Context, e *env, args []string) (int, error) {
 	if token = strings.TrimSpace(token); token != "" {
 		gha.AddMask(token)
 	}
+	if len(in.ResultsCacheSecret) > 0 {
+		gha.AddMask(string(in.ResultsCacheSecret))
+	} else {
+		in.ResultsCacheSecret = derivedCacheSecret(e.getenv)
+	}
 	if _, err := ghreport.ParseIncompleteConclusion(in.IncompleteConclusion); err != nil {
 		return exitUsage, usagef("input %v", err)
 	}
@@ -75,8 +85,11 @@ func runAction(ctx context.Context, e *env, args []string) (int, error) {
 	if token == "" {
 		return exitUsage, usagef("input github-token is empty: pass ${{ github.token }} or a token with checks: write and pull-requests: write")
 	}
+	// Every content-creating request goes through one write budget:
+	// GitHub's secondary limits (80 a minute, 500 an hour).
 	client, err := ghreport.New(ghreport.Config{APIURL: cmp.Or(e.getenv("GITHUB_API_URL"), "https://api.github.com"),
-		ServerURL: e.getenv("GITHUB_SERVER_URL"), Token: token, Owner: owner, Repo: repo})
+		ServerURL: e.getenv("GITHUB_SERVER_URL"), Token: token, Owner: owner, Repo: repo,
+		HTTPClient: &http.Client{Transport: ghreport.NewWriteBudget().RoundTripper(nil)}})
 	if err != nil {
 		return exitUsage, usagef("GITHUB_API_URL: %v", err)
 	}
@@ -146,6 +159,7 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			}
 			job, err := planReview(e, cfg, &change{files: r.Change.Files, source: r.Change.Source, ignored: r.Change.Ignored}, reviewSettings{
 				thresholds: r.Thresholds, skills: r.SkillNames, skillsFS: r.Skills, change: r.Info,
+				cache: r.Cache, narrow: r.Narrow,
 			})
 			if err != nil {
 				return nil, err
@@ -165,4 +179,18 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			}, nil
 		},
 	}, nil
+}
+
+// derivedCacheSecret signs the results cache when no results-cache-secret
+// is given: a hash of the model key, which a fork's run never has (GitHub
+// passes it no secrets), so that it cannot write an entry the privileged
+// run accepts. Nil without a key. The hash is never printed.
+func derivedCacheSecret(getenv func(string) string) []byte {
+	for _, k := range []string{"WARDEN_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"} {
+		if v := strings.TrimSpace(getenv(k)); v != "" {
+			sum := sha256.Sum256([]byte("warden results cache secret\x00" + v))
+			return sum[:]
+		}
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -113,7 +114,8 @@ func runReview(ctx context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	job, err := planReview(e, cfg, ch, reviewSettings{thresholds: o.failOn.settings(), skills: o.skills, dryRun: o.dryRun, verbose: o.verbose})
+	job, err := planReview(e, cfg, ch, reviewSettings{thresholds: o.failOn.settings(), skills: o.skills, dryRun: o.dryRun, verbose: o.verbose,
+		cache: localResultsCache(e.getenv)})
 	if err != nil {
 		return exitUsage, err
 	}
@@ -148,6 +150,8 @@ type reviewSettings struct {
 	change     review.Change
 	dryRun     bool // no key needed: no model is called
 	verbose    bool
+	cache      *review.Cache                 // the results cache; nil: none
+	narrow     func(*hunks.Plan) *hunks.Plan // an incremental review's narrowing; nil: the whole change
 }
 
 // planReview turns configuration, settings and the change into a planned
@@ -177,6 +181,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.
 		Routes: func() ([]execution.Route, error) { return buildRoutes(cfg, e.getenv, !s.dryRun) },
 		Policy: cfg.policy(), Logger: logger, Thresholds: th,
 		MaxTokens: cfg.Review.MaxTokens, BatchSkills: cfg.Review.BatchSkills, Change: s.change,
+		Cache: s.cache, Narrow: s.narrow,
 	})
 	var ue *usageError
 	if err != nil && !errors.As(err, &ue) {
@@ -303,4 +308,29 @@ type noProvider struct{}
 
 func (noProvider) Complete(context.Context, *execution.Request) (*execution.Response, error) {
 	return nil, errors.New("no model route configured")
+}
+
+// localResultsCache is the results cache of `warden review`: answers
+// already paid for are reused when the same chunk, skill, model and prompt
+// come again. It lives in WARDEN_RESULTS_CACHE_DIR, else the user's cache
+// directory ($XDG_CACHE_HOME/warden/results, ~/.cache/warden/results;
+// ~/Library/Caches/warden/results on macOS). WARDEN_RESULTS_CACHE=off, or
+// no such directory, means none.
+func localResultsCache(getenv func(string) string) *review.Cache {
+	if strings.EqualFold(strings.TrimSpace(getenv("WARDEN_RESULTS_CACHE")), "off") {
+		return nil
+	}
+	dir := strings.TrimSpace(getenv("WARDEN_RESULTS_CACHE_DIR"))
+	switch {
+	case dir != "":
+	case getenv("XDG_CACHE_HOME") != "":
+		dir = filepath.Join(getenv("XDG_CACHE_HOME"), "warden", "results")
+	case getenv("HOME") != "" && runtime.GOOS == "darwin":
+		dir = filepath.Join(getenv("HOME"), "Library", "Caches", "warden", "results")
+	case getenv("HOME") != "":
+		dir = filepath.Join(getenv("HOME"), ".cache", "warden", "results")
+	default:
+		return nil
+	}
+	return &review.Cache{Dir: dir, Domain: "local"}
 }

@@ -45,12 +45,15 @@ var inputs = []struct{ name, def string }{
 	{"trusted-authors-only", "false"},
 	{"mode", "full"},
 	{"report-path", ""},
+	{"results-cache", "true"},
+	{"results-cache-secret", ""},
+	{"command-associations", "OWNER,MEMBER,COLLABORATOR"},
 	{"version", ""},
 }
 
-// installOnly are the inputs the install step consumes; `warden action`
-// does not see them.
-var installOnly = []string{"version"}
+// installOnly are the inputs the install step (version) and the results
+// cache steps (results-cache) consume; `warden action` does not see them.
+var installOnly = []string{"version", "results-cache"}
 
 var outputs = []string{"outcome", "findings-count", "high-count", "planned", "reviewed", "report-file"}
 

@@ -241,6 +241,25 @@ func (s *Server) getCheckRun(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkRunJSON is GitHub's check-run for c. Call with s.mu held.
+// listCheckRuns lists the check runs on a commit (ref is a SHA here),
+// newest first, filtered by check_name, as {"total_count", "check_runs"}.
+func (s *Server) listCheckRuns(w http.ResponseWriter, r *http.Request) {
+	if !s.specOK(w, r, RouteListCheckRuns) {
+		return
+	}
+	ref, name := r.PathValue("ref"), r.URL.Query().Get("check_name")
+	runs := []map[string]any{}
+	all := s.CheckRuns()
+	s.mu.Lock()
+	for i := len(all) - 1; i >= 0; i-- {
+		if c := all[i]; c.HeadSHA == ref && (name == "" || c.Name == name) {
+			runs = append(runs, s.checkRunJSON(&c))
+		}
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(runs), "check_runs": runs})
+}
+
 func (s *Server) checkRunJSON(c *CheckRun) map[string]any {
 	full := s.Owner + "/" + s.Repo
 	t := s.times[c.ID]

@@ -65,6 +65,8 @@ type ReviewComment struct {
 	Side, StartSide string
 	Body, CommitID  string
 	User            string
+	// InReplyTo is the id of the thread's first comment, for a reply.
+	InReplyTo int64
 }
 
 // AddPullRequest adds or replaces a pull request.
@@ -79,8 +81,9 @@ func (s *Server) AddPullRequest(pr PullRequest) {
 }
 
 // AddReviewComment adds an existing comment (for example from an earlier
-// run, or by a person) to pull request pr, without validation.
-func (s *Server) AddReviewComment(pr int, c ReviewComment) {
+// run, or by a person) to pull request pr, without validation, and returns
+// its id.
+func (s *Server) AddReviewComment(pr int, c ReviewComment) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.comments == nil {
@@ -91,6 +94,7 @@ func (s *Server) AddReviewComment(pr int, c ReviewComment) {
 	}
 	s.stamp(c.ID)
 	s.comments[pr] = append(s.comments[pr], c)
+	return c.ID
 }
 
 // Reviews returns the reviews of pull request pr, in creation order.
@@ -277,6 +281,9 @@ func (s *Server) commentJSON(pr *PullRequest, c ReviewComment) map[string]any {
 	}
 	if c.StartLine > 0 {
 		m["start_line"], m["original_start_line"], m["start_side"] = c.StartLine, c.StartLine, cmp.Or(c.StartSide, side)
+	}
+	if c.InReplyTo != 0 {
+		m["in_reply_to_id"] = c.InReplyTo
 	}
 	return m
 }

@@ -31,12 +31,15 @@ const (
 // operations are the operationIds the trimmed spec keeps: every route the
 // fake serves (see Routes and TestSpecCoversRoutes).
 var operations = []string{
-	"checks/create", "checks/update", "checks/get",
+	"checks/create", "checks/update", "checks/get", "checks/list-for-ref",
 	"pulls/get", "pulls/list-files", "pulls/list-review-comments", "pulls/list-reviews", "pulls/create-review",
+	"pulls/create-reply-for-review-comment", "issues/create-comment", "issues/list-comments",
+	"reactions/create-for-issue-comment", "reactions/list-for-issue-comment",
+	"reactions/create-for-pull-request-review-comment", "reactions/list-for-pull-request-review-comment",
 }
 
-// TestRegenerate rewrites spec/api.github.com.json and
-// testdata/webhooks/pull_request/ from the npm tarballs:
+// TestRegenerate rewrites spec/api.github.com.json, spec/schema.graphql
+// and testdata/webhooks/<event>/ from the npm tarballs:
 //
 //	go test ./internal/fakegithub -run TestRegenerate -regen
 //
@@ -46,7 +49,7 @@ func TestRegenerate(t *testing.T) {
 		t.Skip("run with -regen to rewrite spec/ and testdata/webhooks/ from the npm packages")
 	}
 	dir := t.TempDir()
-	out, err := exec.Command("npm", "pack", "--silent", "--pack-destination", dir, openapiPackage, webhooksPackage).CombinedOutput()
+	out, err := exec.Command("npm", "pack", "--silent", "--pack-destination", dir, openapiPackage, webhooksPackage, graphqlPackage).CombinedOutput()
 	if err != nil {
 		t.Fatalf("npm pack: %v\n%s", err, out)
 	}
@@ -72,27 +75,45 @@ func TestRegenerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	payloads, err := pullRequestExamples(index)
+	for _, event := range webhookEvents {
+		payloads, err := webhookExamples(index, event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pdir := filepath.Join("testdata", "webhooks", event)
+		old, _ := filepath.Glob(filepath.Join(pdir, "*.json"))
+		for _, f := range old {
+			if err := os.Remove(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.MkdirAll(pdir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range slices.Sorted(maps.Keys(payloads)) {
+			if err := os.WriteFile(filepath.Join(pdir, name), payloads[name], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("%s: %d %s payloads", pdir, len(payloads), event)
+	}
+
+	schema, err := readFromTarball(tarball(graphqlPackage), graphqlFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pdir := filepath.Join("testdata", "webhooks", "pull_request")
-	old, _ := filepath.Glob(filepath.Join(pdir, "*.json"))
-	for _, f := range old {
-		if err := os.Remove(f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.MkdirAll(pdir, 0o755); err != nil {
+	trimmed, err := trimGraphQL(schema, graphqlKeep)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range slices.Sorted(maps.Keys(payloads)) {
-		if err := os.WriteFile(filepath.Join(pdir, name), payloads[name], 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.WriteFile(filepath.Join("spec", "schema.graphql"), trimmed, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("%s: %d pull_request payloads", pdir, len(payloads))
+	t.Logf("spec/schema.graphql: %d bytes (from %d)", len(trimmed), len(schema))
 }
+
+// webhookEvents are the events whose examples testdata/webhooks/ holds.
+var webhookEvents = []string{"pull_request", "issue_comment", "pull_request_review_comment", "pull_request_review_thread"}
 
 // readFromTarball returns the file name from the gzipped tar file path.
 func readFromTarball(path, name string) ([]byte, error) {
@@ -219,10 +240,9 @@ func refs(v any, acc []string) []string {
 	return acc
 }
 
-// pullRequestExamples returns the pull_request examples of the
-// webhooks-examples index, indented, named "<nn>-<action>.json" in the
-// index's order.
-func pullRequestExamples(index []byte) (map[string][]byte, error) {
+// webhookExamples returns the examples of event in the webhooks-examples
+// index, indented, named "<nn>-<action>.json" in the index's order.
+func webhookExamples(index []byte, event string) (map[string][]byte, error) {
 	var events []struct {
 		Name     string            `json:"name"`
 		Examples []json.RawMessage `json:"examples"`
@@ -232,13 +252,13 @@ func pullRequestExamples(index []byte) (map[string][]byte, error) {
 	}
 	out := map[string][]byte{}
 	for _, ev := range events {
-		if ev.Name != "pull_request" {
+		if ev.Name != event {
 			continue
 		}
 		for i, raw := range ev.Examples {
 			var head struct{ Action string }
 			if err := json.Unmarshal(raw, &head); err != nil {
-				return nil, fmt.Errorf("pull_request example %d: %w", i, err)
+				return nil, fmt.Errorf("%s example %d: %w", event, i, err)
 			}
 			var buf bytes.Buffer
 			if err := json.Indent(&buf, raw, "", "  "); err != nil {
@@ -249,7 +269,7 @@ func pullRequestExamples(index []byte) (map[string][]byte, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no pull_request examples")
+		return nil, fmt.Errorf("no %s examples", event)
 	}
 	return out, nil
 }

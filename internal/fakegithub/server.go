@@ -23,17 +23,34 @@ const (
 	RouteCreateCheckRun     = "POST /repos/{owner}/{repo}/check-runs"
 	RouteUpdateCheckRun     = "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}"
 	RouteGetCheckRun        = "GET /repos/{owner}/{repo}/check-runs/{check_run_id}"
+	RouteListCheckRuns      = "GET /repos/{owner}/{repo}/commits/{ref}/check-runs"
 	RouteGetPullRequest     = "GET /repos/{owner}/{repo}/pulls/{pull_number}"
 	RouteListFiles          = "GET /repos/{owner}/{repo}/pulls/{pull_number}/files"
 	RouteListReviewComments = "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments"
 	RouteListReviews        = "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews"
 	RouteCreateReview       = "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews"
+	RouteCreateReply        = "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies"
+	RouteListIssueComments  = "GET /repos/{owner}/{repo}/issues/{issue_number}/comments"
+	RouteCreateIssueComment = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
+	// Reactions on a pull request's conversation comments and on its
+	// review comments.
+	RouteListIssueCommentReactions   = "GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"
+	RouteCreateIssueCommentReaction  = "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"
+	RouteListReviewCommentReactions  = "GET /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions"
+	RouteCreateReviewCommentReaction = "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions"
+	// RouteGraphQL is GitHub's GraphQL endpoint (see graphql.go); it is
+	// not in the REST description.
+	RouteGraphQL = "POST /graphql"
 )
 
 // Routes lists every route the fake serves.
 var Routes = []string{
 	RouteCreateCheckRun, RouteUpdateCheckRun, RouteGetCheckRun, RouteGetPullRequest,
 	RouteListFiles, RouteListReviewComments, RouteListReviews, RouteCreateReview,
+	RouteListCheckRuns, RouteCreateReply, RouteListIssueComments, RouteCreateIssueComment,
+	RouteListIssueCommentReactions, RouteCreateIssueCommentReaction,
+	RouteListReviewCommentReactions, RouteCreateReviewCommentReaction,
+	RouteGraphQL,
 }
 
 // Limits GitHub enforces and the fake checks, with GitHub's words.
@@ -82,6 +99,10 @@ type Server struct {
 	EchoAuthorization bool
 	// Now stamps created objects; nil means time.Now.
 	Now func() time.Time
+	// ContentLimits makes the fake enforce GitHub's secondary limits on
+	// content-creating requests (ContentPerMinute, ContentPerHour) with
+	// GitHub's 403, by Now.
+	ContentLimits bool
 
 	mu        sync.Mutex
 	nextID    int64
@@ -89,15 +110,23 @@ type Server struct {
 	pulls     map[int]*PullRequest
 	reviews   map[int][]Review
 	comments  map[int][]ReviewComment
-	faults    map[string][]*Fault
-	requests  []Request
+	// issueComments are the conversation comments of every pull request.
+	issueComments []IssueComment
+	reactions     map[reactionKey][]Reaction
+	// threads holds review-thread state by the thread's first comment.
+	threads  map[int64]*threadState
+	faults   map[string][]*Fault
+	requests []Request
 	// times holds when each object (by id) was created and, for check
 	// runs, completed.
 	times      map[int64]objTimes
 	violations []string
-	checked    map[testing.TB]bool // by FailOnViolations
-	mux        *http.ServeMux
-	muxOnce    sync.Once
+	// contentTimes are the accepted content-creating requests' times.
+	contentTimes   []time.Time
+	contentRefused int
+	checked        map[testing.TB]bool // by FailOnViolations
+	mux            *http.ServeMux
+	muxOnce        sync.Once
 }
 
 // New returns a fake for owner/repo with DefaultToken and
@@ -136,7 +165,7 @@ func (s *Server) FailOnViolations(tb testing.TB) {
 	}
 	tb.Cleanup(func() {
 		for _, v := range s.Violations() {
-			tb.Errorf("fakegithub: GitHub's REST API description does not allow: %s", v)
+			tb.Errorf("fakegithub: GitHub's REST API description (or GraphQL schema) does not allow: %s", v)
 		}
 	})
 }
@@ -251,7 +280,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r2 := r.Clone(r.Context())
 	r2.Body = io.NopCloser(bytes.NewReader(body))
-	if p, ok := strings.CutPrefix(r.URL.Path, "/api/v3/"); ok {
+	if r.URL.Path == "/api/graphql" { // GitHub Enterprise Server's GraphQL endpoint
+		rec.Enterprise = true
+		rec.Path = "/graphql"
+		r2.URL.Path = rec.Path
+		r2.URL.RawPath = ""
+	} else if p, ok := strings.CutPrefix(r.URL.Path, "/api/v3/"); ok {
 		rec.Enterprise = true
 		rec.Path = "/" + p
 		r2.URL.Path = rec.Path
@@ -280,6 +314,17 @@ func (s *Server) routes() {
 	s.handle(RouteListReviewComments, false, s.listReviewComments)
 	s.handle(RouteListReviews, false, s.listReviews)
 	s.handle(RouteCreateReview, true, s.createReview)
+	s.handle(RouteListCheckRuns, false, s.listCheckRuns)
+	s.handle(RouteCreateReply, true, s.replyToReviewComment)
+	s.handle(RouteListIssueComments, false, s.listIssueComments)
+	s.handle(RouteCreateIssueComment, true, s.createIssueComment)
+	listIC, createIC := s.reactionHandlers(OnIssueComment, RouteListIssueCommentReactions, RouteCreateIssueCommentReaction)
+	s.handle(RouteListIssueCommentReactions, false, listIC)
+	s.handle(RouteCreateIssueCommentReaction, true, createIC)
+	listRC, createRC := s.reactionHandlers(OnReviewComment, RouteListReviewCommentReactions, RouteCreateReviewCommentReaction)
+	s.handle(RouteListReviewCommentReactions, false, listRC)
+	s.handle(RouteCreateReviewCommentReaction, true, createRC)
+	s.handleGraphQL()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest")
 	})
@@ -306,6 +351,10 @@ func (s *Server) handle(route string, write bool, h http.HandlerFunc) {
 		}
 		if write && access != readWrite {
 			s.errorJSON(w, r, http.StatusForbidden, MsgNoWriteAccess, nil, docsURL(route))
+			return
+		}
+		if contentCreating[route] && s.overContentLimit() {
+			s.secondaryLimited(w, r)
 			return
 		}
 		h(w, r)
@@ -414,6 +463,10 @@ func docsURL(route string) string {
 		return "https://docs.github.com/rest/checks/runs#update-a-check-run"
 	case RouteCreateReview:
 		return "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request"
+	case RouteCreateReply:
+		return "https://docs.github.com/rest/pulls/comments#create-a-reply-for-a-review-comment"
+	case RouteCreateIssueComment:
+		return "https://docs.github.com/rest/issues/comments#create-an-issue-comment"
 	}
 	return "https://docs.github.com/rest"
 }

@@ -27,7 +27,8 @@ func TestSpecCoversRoutes(t *testing.T) {
 	}
 	slices.Sort(got)
 	slices.Sort(ids)
-	if diff := cmp.Diff(slices.Sorted(slices.Values(Routes)), got); diff != "" {
+	rest := slices.DeleteFunc(slices.Clone(Routes), func(r string) bool { return r == RouteGraphQL }) // GraphQL: spec/schema.graphql
+	if diff := cmp.Diff(slices.Sorted(slices.Values(rest)), got); diff != "" {
 		t.Errorf("operations in spec/api.github.com.json (-Routes +spec):\n%s", diff)
 	}
 	if diff := cmp.Diff(slices.Sorted(slices.Values(operations)), ids); diff != "" {

@@ -102,14 +102,20 @@ func (p *Publisher) Complete(ctx context.Context, out CheckOutput) {
 	}
 }
 
-// Publish completes the check run with the report's conclusion, title,
-// summary and annotations, posts the review (unless NoReview), and when
+// Publish posts the review (unless NoReview), completes the check run with
+// the report's conclusion, title, summary and annotations, and when
 // the token cannot write, writes the findings as workflow-command
 // annotations. A ctx that is done marks the review cancelled; publishing
 // runs on to its own deadline. Failures are warnings: Publish returns an
 // error only when the summary cannot be rendered.
 func (p *Publisher) Publish(ctx context.Context, r *review.Report) error {
 	cancelled := ctx.Err() != nil
+	// The review goes first, so that what GitHub's write limits kept off
+	// the pull request is in the summary (Summary.NotPosted) and in the
+	// report that later sinks write.
+	if !p.readOnly && !p.NoReview {
+		p.postReview(ctx, r, cancelled)
+	}
 	summary, err := p.Summary(r)
 	if err != nil {
 		return err
@@ -124,9 +130,6 @@ func (p *Publisher) Publish(ctx context.Context, r *review.Report) error {
 		Summary:     summary,
 		Annotations: p.Thresholds.Shown(r.Findings),
 	})
-	if !p.readOnly && !p.NoReview {
-		p.postReview(ctx, r, cancelled)
-	}
 	if p.readOnly {
 		written, dropped := WriteAnnotations(p.Commands, r.Findings, p.Thresholds.ReportOn)
 		if dropped > 0 {
@@ -151,6 +154,9 @@ func (p *Publisher) postReview(ctx context.Context, r *review.Report, cancelled 
 	case errors.Is(err, ErrNoWriteAccess):
 		p.readOnly = true
 		p.warn("warden: the token cannot write pull request reviews (a fork pull request has a read-only token): results go to annotations and the job summary")
+	case errors.Is(err, ErrWriteBudget):
+		r.Summary.NotPosted = max(0, len(p.Thresholds.Shown(r.Findings))-res.Duplicates)
+		p.warn("warden: %v: %d findings are in the check run and the report, not on the pull request", err, r.Summary.NotPosted)
 	case err != nil:
 		p.warn("warden: posting the review failed: %v", err)
 	case p.Log != nil:

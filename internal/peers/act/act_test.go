@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -260,6 +261,9 @@ type world struct {
 	env   []string // act's environment
 	goBin string   // the go the action's build uses
 	mark  string   // value of markVar in the environment of every process of the run
+	// eventName is the event act runs the workflow on; "" means
+	// pull_request.
+	eventName string
 }
 
 // markVar marks the processes of one act run: act runs each step in a
@@ -406,8 +410,12 @@ type actResult struct {
 // own, are then found and killed by leftovers.
 func (w *world) runAct(ctx context.Context) actResult {
 	w.t.Helper()
+	event := w.eventName
+	if event == "" {
+		event = "pull_request"
+	}
 	args := []string{
-		"pull_request",
+		event,
 		"-C", w.repo,
 		"-W", filepath.Join(w.repo, ".github", "workflows", "warden.yml"),
 		"-e", filepath.Join(w.dir, "event.json"),
@@ -432,6 +440,13 @@ func (w *world) runAct(ctx context.Context) actResult {
 		// github.token comes from the GITHUB_TOKEN secret.
 		"-s", "GITHUB_TOKEN=" + fakegithub.DefaultToken,
 		"-s", "WARDEN_MODEL_KEY=" + modelKey,
+	}
+	// action.yml restores and saves the results cache with actions/cache,
+	// which act would clone: a stand-in of ours takes its place (act has
+	// no Actions cache service here), so that the rest of the action runs
+	// as on GitHub.
+	for _, ref := range cacheActionRefs(w.t) {
+		args = append(args, "--local-repository", ref+"="+cacheStandIn(w.t, w.dir))
 	}
 	cmd := exec.CommandContext(ctx, peer.bin, args...)
 	cmd.Dir = w.repo
@@ -752,4 +767,38 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// cacheActionRefs are the actions/cache@<sha> references of action.yml.
+func cacheActionRefs(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	for _, m := range regexp.MustCompile(`uses: (actions/cache)/(?:restore|save)@([0-9a-f]{40})`).FindAllStringSubmatch(string(data), -1) {
+		if ref := m[1] + "@" + m[2]; !slices.Contains(refs, ref) {
+			refs = append(refs, ref)
+		}
+	}
+	return refs
+}
+
+// cacheStandIn writes composite restore and save actions that only say
+// there is no cache, in place of actions/cache under act.
+func cacheStandIn(t *testing.T, dir string) string {
+	t.Helper()
+	root := filepath.Join(dir, "actions-cache-stand-in")
+	for _, sub := range []string{"restore", "save"} {
+		action := "name: cache " + sub + " (stand-in)\ninputs:\n  path: {required: true}\n  key: {required: true}\n  restore-keys: {required: false}\n" +
+			"runs:\n  using: composite\n  steps:\n    - shell: bash\n      run: echo 'no Actions cache under act, " + sub + " skipped'\n"
+		if err := os.MkdirAll(filepath.Join(root, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, sub, "action.yml"), []byte(action), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
 }

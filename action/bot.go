@@ -1,0 +1,187 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/gitrepo"
+	ghreport "github.com/org/warden/report/github"
+	"github.com/org/warden/review"
+)
+
+// reviewOptions are what a pull request event or a command changes in a
+// review.
+type reviewOptions struct {
+	// trusted is set for a run with the base repository's secrets and a
+	// write token on a trusted configuration (pull_request_target, the
+	// comment events, a pull request from a branch of the repository):
+	// it reads and writes the results cache's "trusted" domain. A fork's
+	// pull_request run uses the "fork" domain, which the trusted runs
+	// never read.
+	trusted bool
+	// fresh writes the results cache but does not read it (/warden
+	// review).
+	fresh  bool
+	skills []string // --skill of /warden review
+	// command is set for a review a trusted /warden command asked for.
+	command bool
+}
+
+// Cache domains: a fork's run can never feed the privileged run.
+const (
+	CacheTrusted = "trusted"
+	CacheFork    = "fork"
+)
+
+// botState is what the bot adds to one review.
+type botState struct {
+	cache  *review.Cache
+	narrow func(*hunks.Plan) *hunks.Plan
+	notes  []string
+}
+
+// botSteps prepares the results cache and, on a push, the incremental
+// review.
+func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts reviewOptions) botState {
+	var st botState
+	if a.in.ResultsCacheDir != "" {
+		domain := CacheFork
+		if opts.trusted {
+			domain = CacheTrusted
+		}
+		st.cache = &review.Cache{
+			Dir:       filepath.Join(a.in.ResultsCacheDir, domain),
+			Domain:    domain,
+			Secret:    a.in.ResultsCacheSecret,
+			WriteOnly: opts.fresh,
+		}
+	}
+	st.narrow, st.notes = a.incremental(ctx, ev, pr)
+	if st.narrow != nil && st.cache != nil && !st.cache.WriteOnly {
+		// With the results cache, the whole change is planned: unchanged
+		// code is answered from the cache without a model call, so the
+		// report (and the check run's conclusion) still covers every
+		// finding of the pull request, not only the new ones.
+		st.narrow = nil
+		st.notes = []string{"**Push:** the whole change is planned; only what changed since the last complete review calls the model, the rest is answered from the results cache."}
+	}
+	return st
+}
+
+// incremental narrows a push's review (pull_request synchronize) to what
+// changed since the head the last complete review covered, which that
+// review's check run on the push's "before" commit records. It widens to
+// the whole change when there is no such record, when the last review was
+// not complete, or when its head is no longer an ancestor (a force-push);
+// the note says which.
+func (a *runner) incremental(ctx context.Context, ev Event, pr *PullRequest) (func(*hunks.Plan) *hunks.Plan, []string) {
+	if (ev.Name != "pull_request" && ev.Name != "pull_request_target") || a.in.Mode != ModeFull {
+		return nil, nil
+	}
+	var e struct {
+		Action string `json:"action"`
+		Before string `json:"before"`
+	}
+	if json.Unmarshal(ev.Data, &e) != nil || e.Action != "synchronize" || !gitrepo.IsSHA(e.Before) {
+		return nil, nil
+	}
+	state, ok, err := a.svc.GitHub.LastReviewState(ctx, a.in.CheckName, e.Before)
+	if err != nil {
+		a.gha.Warningf("warden: reading the last review's state: %v; reviewing the whole change", err)
+		return nil, nil
+	}
+	ancestor := false
+	if ok && gitrepo.IsRepo(ctx, a.svc.Workspace) {
+		_, aerr := gitrepo.Output(ctx, a.svc.Workspace, "merge-base", "--is-ancestor", state.Head, pr.HeadSHA)
+		ancestor = aerr == nil
+	}
+	since, why := review.IncrementalFrom(state.Head, ok && state.Complete, ancestor)
+	if since == "" {
+		return nil, []string{"**Whole change reviewed:** " + why + "."}
+	}
+	diff, err := gitrepo.Output(ctx, a.svc.Workspace, append(slices.Clone(gitrepo.DiffArgs), since, pr.HeadSHA, "--")...)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("**Whole change reviewed:** the diff since %s could not be read (%v).", gitrepo.Short(since), err)}
+	}
+	inter, err := hunks.Parse(bytes.NewReader(diff))
+	if err != nil {
+		return nil, []string{fmt.Sprintf("**Whole change reviewed:** the diff since %s could not be read (%v).", gitrepo.Short(since), err)}
+	}
+	narrow := func(hp *hunks.Plan) *hunks.Plan {
+		out, _ := review.Since(hp, inter, since)
+		return out
+	}
+	note := fmt.Sprintf("**Incremental review:** only what changed since %s, the head the last complete review covered; the findings posted on unchanged code stay as they are.", gitrepo.Short(since))
+	return narrow, []string{note}
+}
+
+// followUp reads warden's threads on the pull request: it resolves those
+// of findings this run no longer reports on changed lines, with a reply
+// naming the commit, and leaves out the findings people dismissed,
+// counting them in the report. It returns the summary's notes.
+func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Report) []string {
+	gh := a.svc.GitHub
+	threads, err := gh.ReviewThreads(ctx, pr.Number)
+	if err != nil {
+		a.gha.Warningf("warden: reading review threads: %v; no thread resolved, no dismissal applied", err)
+		return nil
+	}
+	thumbs := map[int64][]string{}
+	for _, t := range threads {
+		if t.RootID == 0 {
+			continue
+		}
+		if thumbs[t.RootID], err = gh.ThumbsDown(ctx, t.RootID); err != nil {
+			a.gha.Warningf("warden: reading reactions: %v", err)
+			break
+		}
+	}
+	// Whose word dismisses a finding: anyone but the pull request's
+	// author, unless the author is trusted (a fork's author must not
+	// silence findings on their own change).
+	authorTrusted := trustedAssociations[pr.Association]
+	trusted := func(login string) bool { return login != pr.Author || authorTrusted }
+	fu := ghreport.Follow(threads, rep.Findings, nil, thumbs, trusted)
+	if !rep.Complete() {
+		fu.Resolve = nil // an unfinished review proves nothing fixed
+	}
+	var notes []string
+	if n := ghreport.Suppress(rep, fu.Suppressed); n > 0 {
+		notes = append(notes, fmt.Sprintf("**Suppressed:** %d %s dismissed on this pull request (a `/warden dismiss`, a thumbs-down or a thread resolved without a code change) %s not shown again.",
+			n, review.Plural(n, "finding", "findings"), review.Plural(n, "is", "are")))
+	}
+	if len(fu.Resolve) > 0 {
+		n, note, err := gh.ResolveFixed(ctx, pr.Number, fu.Resolve, pr.HeadSHA)
+		if err != nil {
+			a.gha.Warningf("warden: resolving fixed findings' threads: %v", err)
+		}
+		if n > 0 {
+			notes = append(notes, fmt.Sprintf("**Resolved:** %d %s fixed in %s.", n, review.Plural(n, "finding's thread", "findings' threads"), gitrepo.Short(pr.HeadSHA)))
+		}
+		if note != "" {
+			notes = append(notes, "**Not resolved:** "+note)
+		}
+	}
+	return notes
+}
+
+// withState ends the summary with the hidden record of what this run
+// reviewed (ghreport.StateMarker), which the next push's run reads from
+// the check run; record is false for runs that publish no check run.
+func withState(ctx context.Context, summary func(*review.Report) (string, error), head string, record bool) func(*review.Report) (string, error) {
+	if !record {
+		return summary
+	}
+	return func(r *review.Report) (string, error) {
+		text, err := summary(r)
+		if err != nil {
+			return "", err
+		}
+		return text + "\n" + ghreport.StateMarker(ghreport.ReviewState{Head: head, Complete: r.Complete() && ctx.Err() == nil}) + "\n", nil
+	}
+}

@@ -1,0 +1,143 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/org/warden/bot"
+	ghreport "github.com/org/warden/report/github"
+)
+
+// Reactions warden gives a command's comment.
+const (
+	reactStart  = "eyes"     // the command was read and runs
+	reactDone   = "rocket"   // it ran to the end
+	reactFailed = "confused" // it could not finish
+)
+
+// isCommandEvent reports whether the event may carry a /warden command.
+func isCommandEvent(name string) bool {
+	return name == bot.EventIssueComment || name == bot.EventReviewComment
+}
+
+// command runs a /warden command from a comment event. The event runs with
+// the base repository's secrets and a write token, like
+// pull_request_target: only commenters the configuration trusts (by
+// author_association) run anything; anyone else gets a short reply and no
+// model call. The review itself follows the pull_request_target rules:
+// configuration and skills from the base revision, the head as data.
+func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
+	data, err := ev.data()
+	if err != nil {
+		return Result{}, err
+	}
+	ce, err := bot.ParseEvent(ev.Name, data)
+	if err != nil {
+		return Result{}, inputErrorf("event file %s: %v", ev.Path, err)
+	}
+	d := bot.Decide(ce.Comment, a.in.CommandTrust)
+	gh := a.svc.GitHub
+	reply := func(body string) {
+		var err error
+		if ce.ReviewComment {
+			err = gh.Reply(ghreport.Essential(ctx), ce.PullRequest, replyRoot(ce), body)
+		} else {
+			_, err = gh.Comment(ghreport.Essential(ctx), ce.PullRequest, body)
+		}
+		if err != nil {
+			a.gha.Warningf("warden: replying to the command failed: %v", err)
+		}
+	}
+	react := func(content string) {
+		if err := gh.React(ghreport.Essential(ctx), ce.CommentID, ce.ReviewComment, content); err != nil {
+			a.gha.Warningf("warden: reacting to the command failed: %v", err)
+		}
+	}
+	switch d.Verdict {
+	case bot.Ignore:
+		return a.skip(fmt.Sprintf("%s event: no command to run", ev.Name))
+	case bot.Refuse:
+		reply(d.Reply)
+		return a.skip("command refused: " + firstLine(d.Reply))
+	}
+	react(reactStart)
+	var res Result
+	failed := false
+	switch d.Command.Kind {
+	case bot.Help:
+		reply(d.Reply)
+	case bot.Dismiss:
+		failed = !a.dismiss(ctx, ce, d.Command.Reason, reply)
+	case bot.Review, bot.Resume:
+		res, err = a.commandReview(ctx, ce, d.Command)
+	}
+	if err != nil {
+		react(reactFailed)
+		return res, err
+	}
+	if failed || (res.Report != nil && !res.Report.Complete()) {
+		react(reactFailed)
+	} else {
+		react(reactDone)
+	}
+	if d.Command.Kind == bot.Help || d.Command.Kind == bot.Dismiss {
+		return Result{Verdict: VerdictSkipped}, nil
+	}
+	return res, nil
+}
+
+// replyRoot is the review comment a reply goes under: the thread's first
+// comment.
+func replyRoot(ce bot.Event) int64 {
+	if ce.Comment.ReplyTo != 0 {
+		return ce.Comment.ReplyTo
+	}
+	return ce.CommentID
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// commandReview runs /warden review or /warden resume on the pull request
+// the comment is on, at its current head. A review is fresh (the results
+// cache is not read, only written); a resume reads it, so only the items
+// the last review did not finish call the model.
+func (a *runner) commandReview(ctx context.Context, ce bot.Event, cmd bot.Command) (Result, error) {
+	p, err := a.svc.GitHub.PullRequest(ctx, ce.PullRequest)
+	if err != nil {
+		return Result{}, fmt.Errorf("pull request #%d: %w", ce.PullRequest, err)
+	}
+	pr := fromGitHub(a.svc.Owner, a.svc.Repo, p)
+	opts := reviewOptions{trusted: true, fresh: cmd.Kind == bot.Review, command: true}
+	if len(cmd.Skills) > 0 {
+		opts.skills = cmd.Skills
+	}
+	return a.reviewPR(ctx, Event{Name: "pull_request_target"}, pr, opts)
+}
+
+// dismiss records a trusted `/warden dismiss` on one of warden's findings:
+// a reply in its thread carrying the dismissal marker, which later runs
+// read (ghreport.Follow) to leave the finding out.
+func (a *runner) dismiss(ctx context.Context, ce bot.Event, reason string, reply func(string)) bool {
+	threads, err := a.svc.GitHub.ReviewThreads(ctx, ce.PullRequest)
+	if err != nil {
+		a.gha.Warningf("warden: dismiss: reading review threads: %v", err)
+		return false
+	}
+	for _, t := range threads {
+		if t.RootID != ce.Comment.ReplyTo {
+			continue
+		}
+		text := fmt.Sprintf("Dismissed by @%s", ce.Comment.Author)
+		if reason != "" {
+			text += ": " + strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(reason)
+		}
+		reply(text + ". warden will not post this finding again on this pull request. " + ghreport.DismissedMarker(t.Fingerprint))
+		return true
+	}
+	reply("warden: `/warden dismiss` works as a reply to one of warden's own review comments; this thread is not one. Nothing was dismissed.")
+	return false
+}

@@ -1,0 +1,148 @@
+package bot
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// DefaultTrusted are the author associations that may run commands unless
+// the configuration says otherwise: the repository's owner, the members of
+// its organization and its collaborators.
+var DefaultTrusted = []string{"OWNER", "MEMBER", "COLLABORATOR"}
+
+// associations are the values GitHub's author_association takes.
+var associations = []string{
+	"COLLABORATOR", "CONTRIBUTOR", "FIRST_TIMER", "FIRST_TIME_CONTRIBUTOR", "MANNEQUIN", "MEMBER", "NONE", "OWNER",
+}
+
+// ParseTrusted reads a configured list of associations (comma or space
+// separated, any case). An empty list is DefaultTrusted; a value GitHub
+// does not use is an error naming it.
+func ParseTrusted(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
+		a := strings.ToUpper(f)
+		if !slices.Contains(associations, a) {
+			return nil, fmt.Errorf("trusted associations: %q is not an author association (want some of %s)", f, strings.Join(associations, ", "))
+		}
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return slices.Clone(DefaultTrusted), nil
+	}
+	return out, nil
+}
+
+// Comment is what the Action knows of the comment that may hold a
+// command, from the issue_comment or pull_request_review_comment event.
+type Comment struct {
+	Body string
+	// Author is the commenter's login; AuthorType "User", "Bot" or
+	// "Organization".
+	Author, AuthorType string
+	// Association is the comment's author_association.
+	Association string
+	// OnPullRequest is set for a comment on a pull request (an
+	// issue_comment on an issue has no pull request to review).
+	OnPullRequest bool
+	// ReplyTo is the id of the review comment this one replies to (a
+	// pull_request_review_comment's in_reply_to_id); 0 for none.
+	ReplyTo int64
+	// Action is the event's action: only "created" runs a command (an
+	// edit must not run it a second time).
+	Action string
+}
+
+// Verdict is what to do with a comment.
+type Verdict int
+
+// The verdicts.
+const (
+	// Ignore: no command, a bot's comment, an edit, or not on a pull
+	// request. Nothing is written.
+	Ignore Verdict = iota
+	// Refuse: the command may not run; Reply says why. No model call and
+	// no write but the reply (and the reactions).
+	Refuse
+	// Run: run Command.
+	Run
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Ignore:
+		return "ignore"
+	case Refuse:
+		return "refuse"
+	case Run:
+		return "run"
+	}
+	return fmt.Sprintf("Verdict(%d)", int(v))
+}
+
+// Decision is Decide's answer.
+type Decision struct {
+	Verdict Verdict
+	Command Command
+	// Reply is the Markdown reply for Refuse, and for Run of Help; empty
+	// otherwise.
+	Reply string
+}
+
+// login is what GitHub allows in a login (and "[bot]" apps); anything
+// else is not quoted back.
+var login = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$`)
+
+// Decide reads the command in c and decides whether it runs: only a new
+// comment by a person whose association is in trusted (nil: DefaultTrusted)
+// runs one. Everyone else gets a short reply and nothing else; a bot's
+// comment (warden's own replies included) is ignored, so that warden never
+// answers itself.
+func Decide(c Comment, trusted []string) Decision {
+	if trusted == nil {
+		trusted = DefaultTrusted
+	}
+	cmd := Parse(c.Body)
+	if cmd.Kind == None || c.Action != "created" || strings.EqualFold(c.AuthorType, "Bot") || strings.HasSuffix(c.Author, "[bot]") {
+		return Decision{Verdict: Ignore, Command: cmd}
+	}
+	if !c.OnPullRequest {
+		return Decision{Verdict: Ignore, Command: cmd}
+	}
+	assoc := strings.ToUpper(strings.TrimSpace(c.Association))
+	if !slices.Contains(trusted, assoc) {
+		who := "this commenter"
+		if login.MatchString(c.Author) {
+			who = "@" + c.Author
+		}
+		if assoc == "" {
+			assoc = "NONE"
+		}
+		return Decision{Verdict: Refuse, Command: cmd, Reply: fmt.Sprintf(
+			"warden: %s cannot run `/warden` commands on this repository: only %s may (your association is %s). Nothing was run.",
+			who, strings.Join(trusted, ", "), assoc)}
+	}
+	switch {
+	case cmd.Err != "":
+		return Decision{Verdict: Refuse, Command: cmd, Reply: "warden: " + cmd.Err + ". Nothing was run.\n\n" + HelpText}
+	case cmd.Kind == Unknown:
+		return Decision{Verdict: Refuse, Command: cmd, Reply: fmt.Sprintf("warden: `%s` is not a command. Nothing was run.\n\n%s", strings.ReplaceAll(cmd.Word, "`", "'"), HelpText)}
+	case cmd.Kind == Dismiss && c.ReplyTo == 0:
+		return Decision{Verdict: Refuse, Command: cmd, Reply: "warden: `/warden dismiss` works as a reply to one of warden's review comments, to dismiss that finding. Nothing was dismissed."}
+	case cmd.Kind == Help:
+		return Decision{Verdict: Run, Command: cmd, Reply: HelpText}
+	}
+	return Decision{Verdict: Run, Command: cmd}
+}
+
+// HelpText is the reply to /warden help.
+const HelpText = "**warden commands** (in a comment on the pull request; by the repository's owner, members and collaborators):\n\n" +
+	"- `/warden review`: review the current head of the pull request afresh.\n" +
+	"- `/warden review --skill NAME`: review it with that skill only (repeat `--skill` for more).\n" +
+	"- `/warden resume`: finish the last review: only the items it did not review are sent to the model.\n" +
+	"- `/warden dismiss [reason]`: as a reply to a warden comment, dismiss that finding; it is not posted again on this pull request.\n" +
+	"- `/warden help`: this list."

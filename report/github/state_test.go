@@ -1,0 +1,63 @@
+package github
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/org/warden/internal/fakegithub"
+)
+
+func TestParseState(t *testing.T) {
+	t.Parallel()
+	head := strings.Repeat("ab", 20)
+	for _, tt := range []struct {
+		text string
+		want ReviewState
+		ok   bool
+	}{
+		{"Complete\n" + StateMarker(ReviewState{Head: head, Complete: true}), ReviewState{head, true}, true},
+		{StateMarker(ReviewState{Head: head}) + "\n" + StateMarker(ReviewState{Head: head, Complete: true}), ReviewState{head, true}, true},
+		{"<!-- warden:state:v1 head=abc complete=true -->", ReviewState{}, false},
+		{"&lt;!-- warden:state:v1 head=" + head + " complete=true --&gt;", ReviewState{}, false},
+		{"", ReviewState{}, false},
+	} {
+		got, ok := ParseState(tt.text)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseState(%q) = %+v, %v; want %+v, %v", tt.text, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestLastReviewState: the state a run records in its completed check run
+// is what the next push's run reads from the check run on "before"; an
+// unfinished run or another commit's says nothing.
+func TestLastReviewState(t *testing.T) {
+	t.Parallel()
+	fake := newFake(t)
+	c := start(t, fake, fakegithub.DefaultToken)
+	ctx := t.Context()
+	if _, ok, err := c.LastReviewState(ctx, "warden", testHead); err != nil || ok {
+		t.Fatalf("LastReviewState before any run = %v, %v", ok, err)
+	}
+	id, err := c.CreateCheckRun(ctx, "warden", testHead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := c.LastReviewState(ctx, "warden", testHead); ok {
+		t.Errorf("an in-progress run gave a state")
+	}
+	want := ReviewState{Head: testHead, Complete: true}
+	if err := c.CompleteCheckRun(ctx, id, CheckOutput{Conclusion: "success", Title: "Complete", Summary: "**warden**: complete\n\n" + StateMarker(want)}); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := c.LastReviewState(ctx, "warden", testHead)
+	if err != nil || !ok || got != want {
+		t.Errorf("LastReviewState = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+	if _, ok, _ := c.LastReviewState(ctx, "other-check", testHead); ok {
+		t.Errorf("another check's name gave a state")
+	}
+	if _, ok, _ := c.LastReviewState(ctx, "warden", strings.Repeat("2", 40)); ok {
+		t.Errorf("another commit gave a state")
+	}
+}

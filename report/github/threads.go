@@ -1,0 +1,432 @@
+package github
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	gh "github.com/google/go-github/v62/github"
+
+	"github.com/org/warden/report"
+	"github.com/org/warden/review"
+)
+
+// Thread is one review thread that warden started on a pull request (its
+// first comment carries a finding's fingerprint marker), as GitHub's
+// GraphQL API lists it.
+type Thread struct {
+	ID          string // GraphQL node id, for resolveReviewThread
+	Fingerprint string // report.Fingerprint of the finding
+	Path        string
+	// Line is the thread's line in the current diff; 0 when the thread is
+	// outdated (its lines changed). OriginalLine is the line it was
+	// posted on.
+	Line, OriginalLine int
+	Outdated           bool
+	Resolved           bool
+	ResolvedBy         string // login; "" when not resolved
+	CanResolve         bool   // viewerCanResolve: the token may resolve it
+	// RootID is the first comment's REST id (for replies and reactions).
+	RootID  int64
+	Replies []ThreadReply
+}
+
+// ThreadReply is a later comment in a thread.
+type ThreadReply struct {
+	Author string // login, without "[bot]"
+	Bot    bool
+	Body   string
+}
+
+// reviewThreadsQuery lists a pull request's review threads, 50 a page,
+// each with its first 50 comments. Checked against GitHub's schema by the
+// fake GitHub.
+const reviewThreadsQuery = `query($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 50, after: $after) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          id isResolved isOutdated path line originalLine viewerCanResolve
+          resolvedBy { login }
+          comments(first: 50) { nodes { fullDatabaseId body author { __typename login } } }
+        }
+      }
+    }
+  }
+}`
+
+const resolveThreadMutation = `mutation($id: ID!) {
+  resolveReviewThread(input: {threadId: $id}) { thread { id isResolved } }
+}`
+
+// graphqlURL is GitHub's GraphQL endpoint for the REST root base:
+// https://api.github.com/graphql, or https://HOST/api/graphql on GitHub
+// Enterprise Server (whose REST root is https://HOST/api/v3/).
+func graphqlURL(base *url.URL) string {
+	u := *base
+	if p, ok := strings.CutSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v3"); ok {
+		u.Path = p + "/api/graphql"
+	} else {
+		u.Path = strings.TrimSuffix(u.Path, "/") + "/graphql"
+	}
+	return u.String()
+}
+
+// graphqlError is one entry of a GraphQL answer's "errors".
+type graphqlError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// GraphQLError reports errors in a GraphQL answer (GitHub answers them with
+// 200). A FORBIDDEN one also wraps ErrNoWriteAccess.
+type GraphQLError struct {
+	Op     string
+	Errors []graphqlError
+}
+
+func (e *GraphQLError) Error() string {
+	var parts []string
+	for _, g := range e.Errors {
+		parts = append(parts, strings.TrimSpace(g.Type+" "+g.Message))
+	}
+	return e.Op + ": GitHub GraphQL: " + strings.Join(parts, "; ")
+}
+
+func (e *GraphQLError) Unwrap() error {
+	for _, g := range e.Errors {
+		if g.Type == "FORBIDDEN" {
+			return ErrNoWriteAccess
+		}
+	}
+	return nil
+}
+
+// graphql posts one GraphQL request and decodes its data into out.
+func (c *Client) graphql(ctx context.Context, op, query string, vars map[string]any, out any) error {
+	body := map[string]any{"query": query, "variables": vars}
+	// GitHub API docs: https://docs.github.com/graphql/guides/forming-calls-with-graphql
+	req, err := c.gh.NewRequest("POST", graphqlURL(c.gh.BaseURL), body)
+	if err != nil {
+		return c.fail(op, false, err)
+	}
+	var ans struct {
+		Data   jsonRaw        `json:"data"`
+		Errors []graphqlError `json:"errors"`
+	}
+	if _, err := c.gh.Do(ctx, req, &ans); err != nil {
+		return c.fail(op, strings.HasPrefix(strings.TrimSpace(query), "mutation"), err)
+	}
+	if len(ans.Errors) > 0 {
+		for i := range ans.Errors {
+			ans.Errors[i].Message = redact(ans.Errors[i].Message, c.token)
+		}
+		return &GraphQLError{Op: op, Errors: ans.Errors}
+	}
+	return ans.Data.decode(out)
+}
+
+// ReviewThreads lists the review threads warden started on pull request
+// pr (those whose first comment has a fingerprint marker), all pages.
+func (c *Client) ReviewThreads(ctx context.Context, pr int) ([]Thread, error) {
+	op := fmt.Sprintf("list review threads of pull request #%d", pr)
+	var out []Thread
+	var after any
+	for page := 0; page < 100; page++ { // 5,000 threads at most
+		var data struct {
+			Repository struct {
+				PullRequest *struct {
+					ReviewThreads struct {
+						PageInfo struct {
+							HasNextPage bool
+							EndCursor   string
+						}
+						Nodes []struct {
+							ID               string
+							IsResolved       bool
+							IsOutdated       bool
+							Path             string
+							Line             *int
+							OriginalLine     *int
+							ViewerCanResolve bool
+							ResolvedBy       *struct{ Login string }
+							Comments         struct {
+								Nodes []struct {
+									FullDatabaseID string
+									Body           string
+									Author         *struct {
+										Typename string `json:"__typename"`
+										Login    string
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		vars := map[string]any{"owner": c.owner, "name": c.repo, "number": pr, "after": after}
+		if err := c.graphql(ctx, op, reviewThreadsQuery, vars, &data); err != nil {
+			return nil, err
+		}
+		if data.Repository.PullRequest == nil {
+			return nil, fmt.Errorf("%s: no such pull request", op)
+		}
+		conn := data.Repository.PullRequest.ReviewThreads
+		for _, n := range conn.Nodes {
+			if len(n.Comments.Nodes) == 0 {
+				continue
+			}
+			first := n.Comments.Nodes[0]
+			m := markerRE.FindStringSubmatch(first.Body)
+			if m == nil {
+				continue // not warden's
+			}
+			t := Thread{
+				ID: n.ID, Fingerprint: m[1], Path: n.Path, Outdated: n.IsOutdated,
+				Resolved: n.IsResolved, CanResolve: n.ViewerCanResolve,
+			}
+			t.RootID, _ = strconv.ParseInt(first.FullDatabaseID, 10, 64)
+			if n.Line != nil {
+				t.Line = *n.Line
+			}
+			if n.OriginalLine != nil {
+				t.OriginalLine = *n.OriginalLine
+			}
+			if n.ResolvedBy != nil {
+				t.ResolvedBy = n.ResolvedBy.Login
+			}
+			for _, r := range n.Comments.Nodes[1:] {
+				reply := ThreadReply{Body: r.Body}
+				if r.Author != nil {
+					reply.Author, reply.Bot = r.Author.Login, r.Author.Typename == "Bot"
+				}
+				t.Replies = append(t.Replies, reply)
+			}
+			out = append(out, t)
+		}
+		if !conn.PageInfo.HasNextPage {
+			return out, nil
+		}
+		after = conn.PageInfo.EndCursor
+	}
+	return out, nil
+}
+
+// ResolveThread resolves a review thread. Without the permission (a
+// read-only token, or GitHub's "contents: write" requirement) the error
+// wraps ErrNoWriteAccess.
+func (c *Client) ResolveThread(ctx context.Context, id string) error {
+	var data struct{}
+	return c.graphql(ctx, "resolve review thread "+id, resolveThreadMutation, map[string]any{"id": id}, &data)
+}
+
+// Reply posts a reply in the thread of review comment id on pull request
+// pr.
+func (c *Client) Reply(ctx context.Context, pr int, id int64, body string) error {
+	op := fmt.Sprintf("reply to review comment %d", id)
+	// GitHub API docs: https://docs.github.com/rest/pulls/comments#create-a-reply-for-a-review-comment
+	u := fmt.Sprintf("repos/%s/%s/pulls/%d/comments/%d/replies", url.PathEscape(c.owner), url.PathEscape(c.repo), pr, id)
+	req, err := c.gh.NewRequest("POST", u, map[string]string{"body": clipBytes(body, MaxCommentBody, "…")})
+	if err != nil {
+		return c.fail(op, true, err)
+	}
+	_, err = c.gh.Do(ctx, req, nil)
+	return c.fail(op, true, err)
+}
+
+// Comment posts a comment in pull request pr's conversation (the reply to
+// a command) and returns its id.
+func (c *Client) Comment(ctx context.Context, pr int, body string) (int64, error) {
+	op := fmt.Sprintf("comment on pull request #%d", pr)
+	// GitHub API docs: https://docs.github.com/rest/issues/comments#create-an-issue-comment
+	ic, _, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, pr, &gh.IssueComment{Body: gh.String(clipBytes(body, MaxCommentBody, "…"))})
+	if err != nil {
+		return 0, c.fail(op, true, err)
+	}
+	return ic.GetID(), nil
+}
+
+// React adds a reaction ("eyes", "rocket", "+1", "-1", "confused", ...)
+// to a comment: a review comment when review is set, else a conversation
+// comment.
+func (c *Client) React(ctx context.Context, id int64, review bool, content string) error {
+	op := fmt.Sprintf("react %s to comment %d", content, id)
+	var err error
+	if review {
+		// GitHub API docs: https://docs.github.com/rest/reactions/reactions#create-reaction-for-a-pull-request-review-comment
+		_, _, err = c.gh.Reactions.CreatePullRequestCommentReaction(ctx, c.owner, c.repo, id, content)
+	} else {
+		// GitHub API docs: https://docs.github.com/rest/reactions/reactions#create-reaction-for-an-issue-comment
+		_, _, err = c.gh.Reactions.CreateIssueCommentReaction(ctx, c.owner, c.repo, id, content)
+	}
+	return c.fail(op, true, err)
+}
+
+// ThumbsDown returns the logins that gave review comment id a thumbs-down.
+func (c *Client) ThumbsDown(ctx context.Context, id int64) ([]string, error) {
+	op := fmt.Sprintf("list reactions of review comment %d", id)
+	opts := &gh.ListOptions{PerPage: 100}
+	var out []string
+	for {
+		// GitHub API docs: https://docs.github.com/rest/reactions/reactions#list-reactions-for-a-pull-request-review-comment
+		rs, resp, err := c.gh.Reactions.ListPullRequestCommentReactions(ctx, c.owner, c.repo, id, opts)
+		if err != nil {
+			return nil, c.fail(op, false, err)
+		}
+		for _, r := range rs {
+			if r.GetContent() == "-1" && r.GetUser().GetType() != "Bot" {
+				out = append(out, r.GetUser().GetLogin())
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// dismissedRE finds the marker warden writes in its reply to a trusted
+// `/warden dismiss`: the dismissal's record. Model text cannot forge it
+// (neutralize escapes "<"), and it counts only in warden's own replies.
+var dismissedRE = regexp.MustCompile(`<!-- warden:dismissed:([0-9a-f]{32}) -->`)
+
+// DismissedMarker is the hidden marker of warden's reply to a dismissal
+// of the finding with fingerprint fp.
+func DismissedMarker(fp string) string { return "<!-- warden:dismissed:" + fp + " -->" }
+
+// Follow-up reasons: why a finding is suppressed.
+const (
+	SuppressedCommand  = "dismissed with /warden dismiss"
+	SuppressedReaction = "thumbs-down"
+	SuppressedResolved = "thread resolved without a code change"
+)
+
+// FollowUp is what a run does about the threads of earlier runs.
+type FollowUp struct {
+	// Resolve are the threads of findings this run no longer reports on
+	// lines that changed: fixed.
+	Resolve []Thread
+	// Suppressed maps a fingerprint to why it is not posted again.
+	Suppressed map[string]string
+}
+
+// Follow decides, for warden's threads on a pull request, which were fixed
+// (this run no longer reports the finding, and the lines under it changed:
+// the thread is outdated or changed(path, line) says so) and which findings
+// were dismissed: by warden's record of a `/warden dismiss`, by a
+// thumbs-down from a trusted login (thumbsDown, by the thread's RootID),
+// or by a trusted person resolving the thread while the code under it did
+// not change. trusted says whose word counts (the pull request's author
+// from a fork must not silence findings on their own change).
+func Follow(threads []Thread, current []review.Finding, changed func(path string, line int) bool, thumbsDown map[int64][]string, trusted func(login string) bool) FollowUp {
+	now := map[string]bool{}
+	for _, f := range current {
+		now[report.Fingerprint(f)] = true
+	}
+	fu := FollowUp{Suppressed: map[string]string{}}
+	for _, t := range threads {
+		reason := ""
+		for _, r := range t.Replies {
+			if m := dismissedRE.FindStringSubmatch(r.Body); r.Bot && m != nil && m[1] == t.Fingerprint {
+				reason = SuppressedCommand
+			}
+		}
+		if reason == "" {
+			for _, login := range thumbsDown[t.RootID] {
+				if trusted(login) {
+					reason = SuppressedReaction
+				}
+			}
+		}
+		lineChanged := t.Outdated || (changed != nil && changed(t.Path, t.OriginalLine))
+		if reason == "" && t.Resolved && t.ResolvedBy != "" && !strings.HasSuffix(t.ResolvedBy, "[bot]") && t.ResolvedBy != "github-actions" &&
+			trusted(t.ResolvedBy) && !lineChanged {
+			reason = SuppressedResolved
+		}
+		if reason != "" {
+			fu.Suppressed[t.Fingerprint] = reason
+			continue
+		}
+		if !t.Resolved && !now[t.Fingerprint] && lineChanged {
+			fu.Resolve = append(fu.Resolve, t)
+		}
+	}
+	return fu
+}
+
+// Suppress removes the suppressed findings from r, counting them in
+// Summary.Suppressed, so that every sink shows the same, honest count.
+func Suppress(r *review.Report, suppressed map[string]string) int {
+	if len(suppressed) == 0 {
+		return 0
+	}
+	kept := r.Findings[:0]
+	n := 0
+	for _, f := range r.Findings {
+		if _, ok := suppressed[report.Fingerprint(f)]; ok {
+			n++
+			continue
+		}
+		kept = append(kept, f)
+	}
+	r.Findings = kept
+	r.Summary.Findings = len(kept)
+	r.Summary.Suppressed += n
+	return n
+}
+
+// ResolveFixed resolves the threads of fixed findings, each with a
+// one-line reply naming the commit. It returns how many it resolved and,
+// when the token may not resolve threads, a note for the summary instead
+// of an error.
+func (c *Client) ResolveFixed(ctx context.Context, pr int, threads []Thread, commit string) (resolved int, note string, err error) {
+	short := commit
+	if len(short) > 7 {
+		short = short[:7]
+	}
+	denied := 0
+	for _, t := range threads {
+		if !t.CanResolve {
+			denied++
+			continue
+		}
+		if err := c.Reply(ctx, pr, t.RootID, fmt.Sprintf("Fixed in %s: warden no longer finds this on the changed lines.", short)); err != nil {
+			if errors.Is(err, ErrNoWriteAccess) {
+				denied++
+				continue
+			}
+			return resolved, note, err
+		}
+		if err := c.ResolveThread(ctx, t.ID); err != nil {
+			if errors.Is(err, ErrNoWriteAccess) {
+				denied++
+				continue
+			}
+			return resolved, note, err
+		}
+		resolved++
+	}
+	if denied > 0 {
+		note = fmt.Sprintf("%d fixed %s not resolved: the token may not resolve review threads (it needs pull-requests: write, and contents: write for resolveReviewThread).",
+			denied, review.Plural(denied, "finding's thread was", "findings' threads were"))
+	}
+	return resolved, note, nil
+}
+
+type jsonRaw []byte
+
+func (j *jsonRaw) UnmarshalJSON(b []byte) error { *j = append((*j)[:0], b...); return nil }
+
+func (j jsonRaw) decode(out any) error {
+	if len(j) == 0 || string(j) == "null" {
+		return errors.New("GitHub GraphQL: no data in the answer")
+	}
+	return json.Unmarshal(j, out)
+}

@@ -1,0 +1,179 @@
+package github
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/warden/internal/fakegithub"
+	"github.com/org/warden/report"
+	"github.com/org/warden/review"
+)
+
+// threadFiles is a pull request whose a.go shows new lines 1-12.
+func threadFiles(patch string) []fakegithub.File {
+	return []fakegithub.File{{Filename: "a.go", Status: "modified", Additions: 12, Patch: patch}}
+}
+
+const (
+	patchV1 = "@@ -1,1 +1,12 @@\n x\n+l2\n+l3\n+l4\n+l5\n+l6\n+l7\n+l8\n+l9\n+l10\n+l11\n+l12"
+	// patchV2: lines 1-5 left the diff (reverted), 6-12 stay.
+	patchV2 = "@@ -5,1 +5,8 @@\n x\n+l6\n+l7\n+l8\n+l9\n+l10\n+l11\n+l12"
+)
+
+// TestFollowUp: after a push, the thread of a fixed finding is resolved
+// with a reply naming the commit; findings dismissed by a command record,
+// a trusted thumbs-down or a trusted person resolving the thread are
+// suppressed, and stay suppressed after two more pushes; an untrusted
+// thumbs-down silences nothing.
+func TestFollowUp(t *testing.T) {
+	t.Parallel()
+	fake := fakegithub.New(testOwner, testRepo)
+	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: threadFiles(patchV1),
+		OtherSHAs: []string{"2222222222222222222222222222222222222222", "3333333333333333333333333333333333333333"}})
+	c := start(t, fake, fakegithub.DefaultToken)
+	fixed := finding(review.SeverityHigh, "a.go", 2, 2, "fixed later")
+	down := finding(review.SeverityHigh, "a.go", 6, 6, "thumbed down")
+	resolvedByHand := finding(review.SeverityHigh, "a.go", 7, 7, "resolved by hand")
+	dismissed := finding(review.SeverityHigh, "a.go", 8, 8, "dismissed by command")
+	kept := finding(review.SeverityHigh, "a.go", 9, 9, "still there")
+	untrusted := finding(review.SeverityHigh, "a.go", 10, 10, "thumbed down by the author")
+	all := []review.Finding{fixed, down, resolvedByHand, dismissed, kept, untrusted}
+	if _, err := c.PostReview(t.Context(), testPR, testHead, all, AnchorsFromFiles(toFiles(threadFiles(patchV1))), ReviewOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	root := map[string]int64{}
+	for _, cm := range fake.ReviewComments(testPR) {
+		for _, f := range all {
+			if strings.Contains(cm.Body, "warden:fp:"+report.Fingerprint(f)) {
+				root[f.Title] = cm.ID
+			}
+		}
+	}
+	fake.AddReaction(fakegithub.OnReviewComment, root[down.Title], fakegithub.Reaction{Content: "-1", User: "alice"})
+	fake.AddReaction(fakegithub.OnReviewComment, root[untrusted.Title], fakegithub.Reaction{Content: "-1", User: "mallory"})
+	fake.ResolveThread(root[resolvedByHand.Title], "bob")
+	fake.AddReviewComment(testPR, fakegithub.ReviewComment{Path: "a.go", Line: 8, Body: "/warden dismiss intended", User: "alice", InReplyTo: root[dismissed.Title]})
+	fake.AddReviewComment(testPR, fakegithub.ReviewComment{Path: "a.go", Line: 8, User: "github-actions[bot]", InReplyTo: root[dismissed.Title],
+		Body: "Dismissed by @alice: intended. warden will not post it again on this pull request. " + DismissedMarker(report.Fingerprint(dismissed))})
+	trusted := func(login string) bool { return login != "mallory" }
+
+	heads := []string{"2222222222222222222222222222222222222222", "3333333333333333333333333333333333333333", testHead}
+	for push, head := range heads {
+		// The push reverts lines 1-5: the fixed finding's line left the
+		// diff; the model still finds the others.
+		fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: head, BaseSHA: "base", Files: threadFiles(patchV2), OtherSHAs: heads})
+		threads, err := c.ReviewThreads(t.Context(), testPR)
+		if err != nil {
+			t.Fatal(err)
+		}
+		thumbs := map[int64][]string{}
+		for _, th := range threads {
+			if thumbs[th.RootID], err = c.ThumbsDown(t.Context(), th.RootID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		current := []review.Finding{down, resolvedByHand, dismissed, kept, untrusted}
+		fu := Follow(threads, current, nil, thumbs, trusted)
+		wantSuppressed := map[string]string{
+			report.Fingerprint(down):           SuppressedReaction,
+			report.Fingerprint(resolvedByHand): SuppressedResolved,
+			report.Fingerprint(dismissed):      SuppressedCommand,
+		}
+		if diff := cmp.Diff(wantSuppressed, fu.Suppressed); diff != "" {
+			t.Errorf("push %d: suppressed (-want +got):\n%s", push+1, diff)
+		}
+		var resolve []string
+		for _, th := range fu.Resolve {
+			resolve = append(resolve, th.Fingerprint)
+		}
+		var want []string
+		if push == 0 {
+			want = []string{report.Fingerprint(fixed)}
+		}
+		if !slices.Equal(want, resolve) {
+			t.Errorf("push %d: resolve %v, want %v (once, on the first push)", push+1, resolve, want)
+		}
+		n, note, err := c.ResolveFixed(t.Context(), testPR, fu.Resolve, head)
+		if err != nil || note != "" || n != len(want) {
+			t.Fatalf("push %d: ResolveFixed = %d, %q, %v", push+1, n, note, err)
+		}
+		rep := &review.Report{Findings: slices.Clone(current), Summary: review.Summary{Findings: len(current)}}
+		if got := Suppress(rep, fu.Suppressed); got != 3 || rep.Summary.Suppressed != 3 || rep.Summary.Findings != 2 {
+			t.Errorf("push %d: Suppress = %d, summary %+v; want 3 suppressed, 2 findings", push+1, got, rep.Summary)
+		}
+	}
+	if ok, by := fake.ThreadResolved(root[fixed.Title]); !ok || by != "github-actions[bot]" {
+		t.Errorf("fixed finding's thread: resolved %v by %q", ok, by)
+	}
+	replies := 0
+	for _, cm := range fake.ReviewComments(testPR) {
+		if cm.InReplyTo == root[fixed.Title] {
+			replies++
+			if !strings.HasPrefix(cm.Body, "Fixed in 2222222:") {
+				t.Errorf("reply %q, want it to name the commit", cm.Body)
+			}
+		}
+	}
+	if replies != 1 {
+		t.Errorf("%d replies on the fixed thread, want 1", replies)
+	}
+	for _, f := range []review.Finding{kept, untrusted, down} {
+		if ok, _ := fake.ThreadResolved(root[f.Title]); ok {
+			t.Errorf("thread of %q was resolved", f.Title)
+		}
+	}
+}
+
+// TestResolveFixedWithoutPermission: a read-only token resolves nothing and
+// the summary says so; no error.
+func TestResolveFixedWithoutPermission(t *testing.T) {
+	t.Parallel()
+	fake := fakegithub.New(testOwner, testRepo)
+	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: threadFiles(patchV1)})
+	w := start(t, fake, fakegithub.DefaultToken)
+	f := finding(review.SeverityHigh, "a.go", 2, 2, "fixed later")
+	if _, err := w.PostReview(t.Context(), testPR, testHead, []review.Finding{f}, AnchorsFromFiles(toFiles(threadFiles(patchV1))), ReviewOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: threadFiles(patchV2)})
+	ro := start(t, fake, fakegithub.DefaultReadOnlyToken)
+	threads, err := ro.ReviewThreads(t.Context(), testPR)
+	if err != nil || len(threads) != 1 || !threads[0].Outdated || threads[0].CanResolve {
+		t.Fatalf("ReviewThreads = %+v, %v; want one outdated thread the token cannot resolve", threads, err)
+	}
+	// Even a thread the answer says may be resolved is refused by GitHub.
+	threads[0].CanResolve = true
+	fu := Follow(threads, nil, nil, nil, func(string) bool { return true })
+	n, note, err := ro.ResolveFixed(t.Context(), testPR, fu.Resolve, testHead)
+	if err != nil || n != 0 || !strings.Contains(note, "1 fixed finding's thread was not resolved: the token may not resolve review threads") {
+		t.Errorf("ResolveFixed = %d, %q, %v; want 0 and a note", n, note, err)
+	}
+	if err := ro.ResolveThread(t.Context(), threads[0].ID); err == nil || !strings.Contains(err.Error(), "FORBIDDEN") {
+		t.Errorf("ResolveThread(read-only) = %v, want FORBIDDEN", err)
+	}
+	if ok, _ := fake.ThreadResolved(threads[0].RootID); ok {
+		t.Errorf("a read-only token resolved the thread")
+	}
+}
+
+func TestGraphQLURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://api.github.com/":           "https://api.github.com/graphql",
+		"https://ghe.example.com/api/v3/":   "https://ghe.example.com/api/graphql",
+		"http://127.0.0.1:4000/":            "http://127.0.0.1:4000/graphql",
+		"http://127.0.0.1:4000/api/v3":      "http://127.0.0.1:4000/api/graphql",
+		"https://proxy.example/github/api/": "https://proxy.example/github/api/graphql",
+	} {
+		c, err := New(Config{APIURL: in, Token: "t", Owner: "o", Repo: "r"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := graphqlURL(c.gh.BaseURL); got != want {
+			t.Errorf("graphqlURL(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -25,6 +25,7 @@ var allowed = map[string][]string{
 	"review":           {module + "/execution", module + "/hunks", module + "/skills"},
 	"report":           {module + "/review", module + "/execution"},
 	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
+	"config":           {module + "/review", module + "/execution", module + "/hunks", "github.com/pelletier/go-toml/v2"},
 	"report/github":    {module + "/review", module + "/report", module + "/hunks", module + "/execution", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"action": {
 		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
@@ -32,10 +33,10 @@ var allowed = map[string][]string{
 		"github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
 	},
 	"cmd/warden": {
-		module + "/action", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
+		module + "/action", module + "/config", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
 		module + "/skills", module + "/execution", module + "/execution/openai", module + "/telemetry",
 		module + "/internal/gitrepo",
-		"github.com/sethvargo/go-githubactions", "github.com/pelletier/go-toml/v2", "golang.org/x/term",
+		"github.com/sethvargo/go-githubactions", "golang.org/x/term",
 	},
 	"internal/gitrepo":     {},
 	"internal/testgit":     {},
@@ -59,6 +60,7 @@ var confined = map[string][]string{
 	"github.com/sethvargo/go-githubactions": {"report/github", "action", "cmd/warden"},
 	"go.opentelemetry.io/otel":              {"telemetry"},
 	"github.com/bluekeyes/go-gitdiff":       {"hunks"},
+	"github.com/pelletier/go-toml/v2":       {"config"},
 }
 
 func TestImportArrows(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/org/warden/action"
+	"github.com/org/warden/config"
 	"github.com/org/warden/execution"
 	"github.com/org/warden/execution/openai"
 	"github.com/org/warden/hunks"
@@ -153,12 +154,9 @@ type reviewSettings struct {
 // planReview turns configuration, settings and the change into a planned
 // review (review.Prepare). Every error is the user's input and names it.
 func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.Job, error) {
-	th, err := review.ResolveThresholds(cfg.thresholds(), s.thresholds)
-	if err != nil {
-		if cfg.Review.ReportOn.set { // the file's report_on against a flag's or input's fail-on
-			return nil, &usageError{&configError{file: cfg.file, line: cfg.reportOnLine, key: "review.report_on", msg: err.Error() + " with the fail-on given"}}
-		}
-		return nil, &usageError{err}
+	th, err := review.ResolveThresholds(cfg.Thresholds(), s.thresholds)
+	if err != nil { // the file's report_on against a flag's or input's fail-on, or the flag's own
+		return nil, &usageError{cfg.ThresholdsError(err)}
 	}
 	logger := slog.New(slog.DiscardHandler)
 	if s.verbose {
@@ -175,7 +173,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.
 		Skills:     cmp.Or[fs.FS](s.skillsFS, os.DirFS(cmp.Or(e.root, e.dir))),
 		SkillNames: s.skills, Configured: configured,
 		Routes: func() ([]execution.Route, error) { return buildRoutes(cfg, e.getenv, !s.dryRun) },
-		Policy: cfg.policy(), Logger: logger, Thresholds: th,
+		Policy: cfg.Policy(), Logger: logger, Thresholds: th,
 		MaxTokens: cfg.Review.MaxTokens, BatchSkills: cfg.Review.BatchSkills, Change: s.change,
 	})
 	var ue *usageError
@@ -272,7 +270,7 @@ func routeConfigs(cfg *fileConfig, getenv func(string) string, needKeys bool) ([
 	if len(cfg.Routes) > 0 {
 		return cfg.Routes, nil
 	}
-	r, ok, err := envRoute(getenv)
+	r, ok, err := config.EnvRoute(getenv)
 	switch {
 	case err != nil && needKeys:
 		return nil, &usageError{err}

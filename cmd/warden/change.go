@@ -40,48 +40,13 @@ func readChange(ctx context.Context, e *env, o *reviewOptions) (*change, error) 
 	root := cmp.Or(e.root, e.dir)
 	var (
 		files []*hunks.File
-		name  string
 		read  func(string) ([]byte, error)
 		err   error
 	)
 	switch {
 	case o.diff != "":
-		name = "standard input"
-		r := e.stdin
-		if o.diff == "-" {
-			f, err := spool(r, gitrepo.MaxOutput)
-			if err != nil {
-				return nil, usagef("--diff %s: %v", name, err)
-			}
-			if f != nil {
-				defer os.Remove(f.Name())
-				defer f.Close()
-				r = f
-			}
-		} else {
-			name = o.diff
-			path := o.diff
-			if !filepath.IsAbs(path) {
-				path = filepath.Join(e.dir, path)
-			}
-			f, err := os.Open(path)
-			if err != nil {
-				return nil, usagef("--diff %s: %v", name, unwrapPathError(err))
-			}
-			defer f.Close()
-			if fi, err := f.Stat(); err == nil && fi.IsDir() {
-				return nil, usagef("--diff %s: is a directory, not a diff file", name)
-			}
-			r = f
-		}
-		files, err = hunks.ParseLimit(r, gitrepo.MaxOutput)
-		switch {
-		case errors.Is(err, hunks.ErrEmpty) && o.allowEmpty:
-			files, err = nil, nil
-		case errors.Is(err, hunks.ErrEmpty):
-			return nil, usagef("--diff %s: empty input, no diff to review (did the command before the pipe fail?); pass --allow-empty when an empty diff is expected", name)
-		case err != nil:
-			return nil, usagef("--diff %s: %v", name, err)
+		if files, err = readDiffFlag(e, o); err != nil {
+			return nil, err
 		}
 		read = worktreeReader(root)
 	case o.base != "":
@@ -112,6 +77,48 @@ func readChange(ctx context.Context, e *env, o *reviewOptions) (*change, error) 
 		read = worktreeReader(root)
 	}
 	return &change{files: files, source: hunks.VerifiedSource(files, read)}, nil
+}
+
+// readDiffFlag parses the diff --diff names: a file, or standard input
+// (-), spooled so that it is refused as it streams when over the cap.
+func readDiffFlag(e *env, o *reviewOptions) ([]*hunks.File, error) {
+	name, r := "standard input", e.stdin
+	if o.diff == "-" {
+		f, err := spool(r, gitrepo.MaxOutput)
+		if err != nil {
+			return nil, usagef("--diff %s: %v", name, err)
+		}
+		if f != nil {
+			defer os.Remove(f.Name())
+			defer f.Close()
+			r = f
+		}
+	} else {
+		name = o.diff
+		path := o.diff
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(e.dir, path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usagef("--diff %s: %v", name, unwrapPathError(err))
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return nil, usagef("--diff %s: is a directory, not a diff file", name)
+		}
+		r = f
+	}
+	files, err := hunks.ParseLimit(r, gitrepo.MaxOutput)
+	switch {
+	case errors.Is(err, hunks.ErrEmpty) && o.allowEmpty:
+		return nil, nil
+	case errors.Is(err, hunks.ErrEmpty):
+		return nil, usagef("--diff %s: empty input, no diff to review (did the command before the pipe fail?); pass --allow-empty when an empty diff is expected", name)
+	case err != nil:
+		return nil, usagef("--diff %s: %v", name, err)
+	}
+	return files, nil
 }
 
 // spool copies a stream of unknown size (a pipe) to a temporary file, up to

@@ -35,9 +35,10 @@ var allowed = map[string][]string{
 	"cmd/warden": {
 		module + "/action", module + "/config", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
 		module + "/skills", module + "/execution", module + "/execution/openai", module + "/telemetry",
-		module + "/internal/gitrepo",
+		module + "/internal/gitrepo", module + "/workdiff",
 		"github.com/sethvargo/go-githubactions", "golang.org/x/term",
 	},
+	"workdiff":             {module + "/hunks", module + "/internal/gitrepo", module + "/review"},
 	"internal/gitrepo":     {},
 	"internal/testgit":     {},
 	"internal/fakegithub":  {"github.com/getkin/kin-openapi"},

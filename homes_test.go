@@ -184,14 +184,15 @@ func TestOneOwnerOfTheDiffFormat(t *testing.T) {
 // of that name (any case) anywhere else is a copy. report.OneLine is
 // review.OneLine after dropping control characters, not a copy of it.
 var helperHomes = map[string][]string{
-	"plural":        {"review/text.go"},
-	"counted":       {"review/text.go"},
-	"oneline":       {"review/text.go", "report/format.go"},
-	"cmpor":         {},
-	"firstnonempty": {},
-	"coalesce":      {},
-	"orelse":        {},
-	"fmtcount":      {},
+	"plural":          {"review/text.go"},
+	"counted":         {"review/text.go"},
+	"unwrappatherror": {"review/text.go"},
+	"oneline":         {"review/text.go", "report/format.go"},
+	"cmpor":           {},
+	"firstnonempty":   {},
+	"coalesce":        {},
+	"orelse":          {},
+	"fmtcount":        {},
 }
 
 // TestOneHomePerHelper fails on a second plural, oneLine or hand-written

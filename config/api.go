@@ -29,10 +29,6 @@ func Load(fsys fs.FS, named string, readFile func(string) ([]byte, error)) (*Fil
 // ok is false when they name none.
 func EnvRoute(getenv func(string) string) (r Route, ok bool, err error) { return envRoute(getenv) }
 
-// UnwrapPathError drops the *fs.PathError wrapper whose path the caller
-// already names.
-func UnwrapPathError(err error) error { return unwrapPathError(err) }
-
 // Policy is the engine's policy: execution's defaults under the file's keys.
 func (c *fileConfig) Policy() execution.Policy { return c.policy() }
 

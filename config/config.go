@@ -426,14 +426,8 @@ func loadConfig(fsys fs.FS, named string, readFile func(string) ([]byte, error))
 }
 
 // unwrapPathError drops the *fs.PathError wrapper whose path the caller
-// already names.
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
+// already names (review.UnwrapPathError, the one home).
+var unwrapPathError = review.UnwrapPathError
 
 // thresholds are the file's fail_on, report_on and max_findings.
 func (c *fileConfig) thresholds() review.ThresholdSettings {

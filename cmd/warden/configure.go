@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/org/warden/config"
+	"github.com/org/warden/review"
 )
 
 // The warden.toml format lives in package config; these are its names here.
@@ -16,7 +17,7 @@ type (
 
 func parseConfig(name string, data []byte) (*fileConfig, error) { return config.Parse(name, data) }
 
-var unwrapPathError = config.UnwrapPathError
+var unwrapPathError = review.UnwrapPathError
 
 // loadConfigFlag reads the configuration a --config flag names (relative to
 // the working directory), or else warden.toml at the repository's top level

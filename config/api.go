@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/org/warden/execution"
+	"github.com/org/warden/hunks"
 	"github.com/org/warden/review"
 )
 
@@ -35,6 +36,23 @@ func (c *fileConfig) Policy() execution.Policy { return c.policy() }
 // Thresholds are the file's fail_on, report_on and max_findings, as a layer
 // for review.ResolveThresholds.
 func (c *fileConfig) Thresholds() review.ThresholdSettings { return c.thresholds() }
+
+// Setup is the file's part of a review's setup: the filters, the
+// configured skills, the engine's policy, the answer cap and skill
+// batching. The caller adds the change, the skills' file system, the
+// routes, the logger and the resolved thresholds.
+func (c *fileConfig) Setup() review.Setup {
+	configured := make([]review.SkillSetting, len(c.Skills))
+	for i, sk := range c.Skills {
+		configured[i] = review.SkillSetting{Name: sk.Name, Paths: sk.Paths, Ignore: sk.Ignore}
+	}
+	return review.Setup{
+		Filters: hunks.Options{Ignore: c.Filters.Ignore, MaxFiles: c.Filters.MaxFiles,
+			MaxChangedLines: c.Filters.MaxChangedLines, MaxFileBytes: c.Filters.MaxFileBytes},
+		Configured: configured, Policy: c.policy(),
+		MaxTokens: c.Review.MaxTokens, BatchSkills: c.Review.BatchSkills,
+	}
+}
 
 // SetBudget overrides review.budget (the Action's budget input).
 func (c *fileConfig) SetBudget(d time.Duration) { c.Review.Budget = duration(d) }

@@ -21,7 +21,6 @@ import (
 	"github.com/org/warden/config"
 	"github.com/org/warden/execution"
 	"github.com/org/warden/execution/openai"
-	"github.com/org/warden/hunks"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
@@ -163,19 +162,11 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.
 		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
 	}
 	logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
-	configured := make([]review.SkillSetting, len(cfg.Skills))
-	for i, sk := range cfg.Skills {
-		configured[i] = review.SkillSetting{Name: sk.Name, Paths: sk.Paths, Ignore: sk.Ignore}
-	}
-	job, err := review.Prepare(ch.files, ch.source, ch.ignored, review.Setup{
-		Filters: hunks.Options{Ignore: cfg.Filters.Ignore, MaxFiles: cfg.Filters.MaxFiles,
-			MaxChangedLines: cfg.Filters.MaxChangedLines, MaxFileBytes: cfg.Filters.MaxFileBytes},
-		Skills:     cmp.Or[fs.FS](s.skillsFS, os.DirFS(cmp.Or(e.root, e.dir))),
-		SkillNames: s.skills, Configured: configured,
-		Routes: func() ([]execution.Route, error) { return buildRoutes(cfg, e.getenv, !s.dryRun) },
-		Policy: cfg.Policy(), Logger: logger, Thresholds: th,
-		MaxTokens: cfg.Review.MaxTokens, BatchSkills: cfg.Review.BatchSkills, Change: s.change,
-	})
+	setup := cfg.Setup() // the file's filters, skills, policy and caps
+	setup.Skills = cmp.Or[fs.FS](s.skillsFS, os.DirFS(cmp.Or(e.root, e.dir)))
+	setup.SkillNames, setup.Change, setup.Logger, setup.Thresholds = s.skills, s.change, logger, th
+	setup.Routes = func() ([]execution.Route, error) { return buildRoutes(cfg, e.getenv, !s.dryRun) }
+	job, err := review.Prepare(ch.files, ch.source, ch.ignored, setup)
 	var ue *usageError
 	if err != nil && !errors.As(err, &ue) {
 		err = &usageError{err}

@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"review":           {module + "/execution", module + "/hunks", module + "/skills"},
 	"report":           {module + "/review", module + "/execution"},
 	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
+	"config":           {module + "/review", module + "/execution", module + "/hunks", "github.com/pelletier/go-toml/v2"},
 	"report/github":    {module + "/review", module + "/report", module + "/hunks", module + "/execution", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"action": {
 		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
@@ -33,11 +34,12 @@ var allowed = map[string][]string{
 		"github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
 	},
 	"cmd/warden": {
-		module + "/action", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
+		module + "/action", module + "/config", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
 		module + "/skills", module + "/execution", module + "/execution/openai", module + "/telemetry",
-		module + "/internal/gitrepo", module + "/bot",
-		"github.com/sethvargo/go-githubactions", "github.com/pelletier/go-toml/v2", "golang.org/x/term",
+		module + "/internal/gitrepo", module + "/workdiff", module + "/bot",
+		"github.com/sethvargo/go-githubactions", "golang.org/x/term",
 	},
+	"workdiff":             {module + "/hunks", module + "/internal/gitrepo", module + "/review"},
 	"internal/gitrepo":     {},
 	"internal/testgit":     {},
 	"internal/fakegithub":  {"github.com/getkin/kin-openapi", "github.com/vektah/gqlparser/v2"},
@@ -62,7 +64,8 @@ var confined = map[string][]string{
 	"github.com/bluekeyes/go-gitdiff":       {"hunks"},
 	// GitHub's GraphQL schema is the fake's business only: warden sends
 	// GraphQL as plain JSON over go-github's client.
-	"github.com/vektah/gqlparser/v2": {"internal/fakegithub"},
+	"github.com/vektah/gqlparser/v2":  {"internal/fakegithub"},
+	"github.com/pelletier/go-toml/v2": {"config"},
 }
 
 func TestImportArrows(t *testing.T) {

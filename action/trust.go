@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/org/warden/internal/gitrepo"
+	"github.com/org/warden/review"
 	"github.com/org/warden/skills"
 )
 
@@ -220,11 +221,5 @@ func copySkills(tree fs.FS, tmp string) (dir string, warnings []string, err erro
 }
 
 // unwrapPathError drops the *fs.PathError wrapper whose path the caller
-// already names.
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
+// already names (review.UnwrapPathError, the one home).
+var unwrapPathError = review.UnwrapPathError

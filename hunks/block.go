@@ -49,24 +49,54 @@ func trimToBlock(ch *Chunk) {
 		return // blank lines only
 	}
 	mb, ma := max(least(ch.Lines[:first]), 0), max(least(ch.Lines[last+1:]), 0)
-	end := -1 // After ends at the first line indented no more than this
+	end := trimBefore(ch, mb, inside, opens)
+	trimAfter(ch, ma, end, opens)
+	for len(ch.Before) > 0 && blank(ch.Before[0].Text) {
+		ch.Before = ch.Before[1:]
+	}
+	for len(ch.After) > 0 && blank(ch.After[len(ch.After)-1].Text) {
+		ch.After = ch.After[:len(ch.After)-1]
+	}
+	if len(ch.Before) == 0 {
+		ch.Before = nil
+	}
+	if len(ch.After) == 0 {
+		ch.After = nil
+	}
+}
+
+// trimBefore cuts Before to the header of the block the chunk's first lines
+// sit in (indented mb), or, at the top level, to after the previous
+// declaration. It returns the indentation at which After must end when the
+// chunk lies wholly inside the block it found; -1 otherwise.
+func trimBefore(ch *Chunk, mb int, inside bool, opens *regexp.Regexp) int {
 	if mb > 0 {
-		if h := header(ch.Before, mb, opens); h >= 0 {
-			ch.Before = ch.Before[h:]
-			if inside {
-				end = indent(ch.Before[0].Text)
-			}
+		h := header(ch.Before, mb, opens)
+		if h < 0 {
+			return -1
 		}
-	} else {
-		// At the top level: the previous declaration ends at the nearest
-		// line before the chunk that closes a block or is indented.
-		for i := len(ch.Before) - 1; i >= 0; i-- {
-			if t := ch.Before[i].Text; !blank(t) && (indent(t) > 0 || closer(t)) {
-				ch.Before = ch.Before[i+1:]
-				break
-			}
+		ch.Before = ch.Before[h:]
+		if inside {
+			return indent(ch.Before[0].Text)
+		}
+		return -1
+	}
+	// At the top level: the previous declaration ends at the nearest line
+	// before the chunk that closes a block or is indented.
+	for i := len(ch.Before) - 1; i >= 0; i-- {
+		if t := ch.Before[i].Text; !blank(t) && (indent(t) > 0 || closer(t)) {
+			ch.Before = ch.Before[i+1:]
+			break
 		}
 	}
+	return -1
+}
+
+// trimAfter cuts After at the end of the block the chunk's last lines sit
+// in (indented ma; end, when not negative, is where that block's closing
+// line is indented), or, at the top level, after a top-level closing line
+// or before the next top-level line that opens a block.
+func trimAfter(ch *Chunk, ma, end int, opens *regexp.Regexp) {
 	if ma > 0 {
 		if end < 0 {
 			end = ma - 1
@@ -79,36 +109,22 @@ func trimToBlock(ch *Chunk) {
 				i++
 			}
 			ch.After = ch.After[:i]
-			break
+			return
 		}
-	} else {
-		// At the top level: After ends after a top-level closing line or
-		// before the next top-level line that opens a block.
-		for i, l := range ch.After {
-			if blank(l.Text) || indent(l.Text) > 0 {
-				continue
-			}
-			if closer(l.Text) {
-				ch.After = ch.After[:i+1]
-				break
-			}
-			if opens.MatchString(l.Text) {
-				ch.After = ch.After[:i]
-				break
-			}
+		return
+	}
+	for i, l := range ch.After {
+		if blank(l.Text) || indent(l.Text) > 0 {
+			continue
 		}
-	}
-	for len(ch.Before) > 0 && blank(ch.Before[0].Text) {
-		ch.Before = ch.Before[1:]
-	}
-	for len(ch.After) > 0 && blank(ch.After[len(ch.After)-1].Text) {
-		ch.After = ch.After[:len(ch.After)-1]
-	}
-	if len(ch.Before) == 0 {
-		ch.Before = nil
-	}
-	if len(ch.After) == 0 {
-		ch.After = nil
+		if closer(l.Text) {
+			ch.After = ch.After[:i+1]
+			return
+		}
+		if opens.MatchString(l.Text) {
+			ch.After = ch.After[:i]
+			return
+		}
 	}
 }
 

@@ -167,33 +167,9 @@ func filter(f *File, ignore rules, source func(string) ([]byte, error)) (*candid
 		return nil, "ignored:" + r.pattern
 	}
 	reincluded := matched && r.negate
-	changed, added := 0, int64(0)
-	for _, fr := range f.Fragments {
-		for _, l := range fr.Lines {
-			switch l.Op {
-			case Add:
-				changed++
-				added += int64(len(l.Text)) + 1
-			case Delete:
-				changed++
-			}
-		}
-	}
-	switch {
-	case f.Status == Deleted || f.NewPath == "":
-		return nil, "deleted"
-	case f.Binary:
-		return nil, "binary"
-	case f.OldMode.IsDir() || f.NewMode.IsDir():
-		return nil, "submodule"
-	case changed == 0 && f.Status == Renamed:
-		return nil, "renamed-unchanged"
-	case changed == 0 && f.Status == Copied:
-		return nil, "copied-unchanged"
-	case changed == 0 && f.ModeOnly:
-		return nil, "mode-only"
-	case changed == 0:
-		return nil, "empty"
+	changed, added := changedLines(f)
+	if reason := fileReason(f, changed); reason != "" {
+		return nil, reason
 	}
 	if reason := builtinReason(p); reason != "" && !reincluded {
 		return nil, reason
@@ -209,6 +185,45 @@ func filter(f *File, ignore rules, source func(string) ([]byte, error)) (*candid
 		return nil, "generated"
 	}
 	return c, ""
+}
+
+// changedLines counts f's added and deleted lines, and the bytes added.
+func changedLines(f *File) (changed int, added int64) {
+	for _, fr := range f.Fragments {
+		for _, l := range fr.Lines {
+			switch l.Op {
+			case Add:
+				changed++
+				added += int64(len(l.Text)) + 1
+			case Delete:
+				changed++
+			}
+		}
+	}
+	return changed, added
+}
+
+// fileReason is why a file with changed lines is not reviewed, whatever
+// its path: deleted, binary, a submodule, or nothing changed but its name
+// or mode. "" when it is reviewable.
+func fileReason(f *File, changed int) string {
+	switch {
+	case f.Status == Deleted || f.NewPath == "":
+		return "deleted"
+	case f.Binary:
+		return "binary"
+	case f.OldMode.IsDir() || f.NewMode.IsDir():
+		return "submodule"
+	case changed > 0:
+		return ""
+	case f.Status == Renamed:
+		return "renamed-unchanged"
+	case f.Status == Copied:
+		return "copied-unchanged"
+	case f.ModeOnly:
+		return "mode-only"
+	}
+	return "empty"
 }
 
 // head returns the file's first lines: from Source, or else from a fragment

@@ -1,9 +1,21 @@
 package review
 
 import (
+	"errors"
+	"io/fs"
 	"strconv"
 	"strings"
 )
+
+// UnwrapPathError drops the *fs.PathError wrapper whose path the caller
+// already names in its message ("--diff x: no such file or directory").
+func UnwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
 
 // Plural is one when n is 1, else many: the one plural of every message
 // and sink ("1 finding was", "3 findings were").

@@ -284,20 +284,7 @@ func (p *parser) frontmatter(s *Skill, src string, closing int) int {
 	const offset = 1 // YAML line n is file line n+1
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		msg, line := err.Error(), 1
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			// yaml.v3 sometimes reports the line after the one at fault:
-			// keep the line inside the frontmatter.
-			line = min(max(n+offset, 2), closing)
-			msg = msg[len(m[0]):]
-		} else {
-			msg = strings.TrimPrefix(msg, "yaml: ")
-		}
-		if strings.Contains(msg, "did not find expected alphabetic or numeric character") {
-			msg += ` (a value that starts with * or & must be quoted, like "**/*.go")`
-		}
-		p.addf(line, "invalid YAML in frontmatter: %s", msg)
+		p.yamlError(err, offset, closing)
 		return 0
 	}
 
@@ -361,6 +348,26 @@ func (p *parser) frontmatter(s *Skill, src string, closing int) int {
 		s.Description = p.description(descNode, seen["description"])
 	}
 	return nameLine
+}
+
+// yamlError reports a YAML syntax error of the frontmatter at its file
+// line (YAML line n is file line n+offset), kept inside the frontmatter,
+// whose closing fence is on line closing.
+func (p *parser) yamlError(err error, offset, closing int) {
+	msg, line := err.Error(), 1
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		// yaml.v3 sometimes reports the line after the one at fault: keep
+		// the line inside the frontmatter.
+		line = min(max(n+offset, 2), closing)
+		msg = msg[len(m[0]):]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	if strings.Contains(msg, "did not find expected alphabetic or numeric character") {
+		msg += ` (a value that starts with * or & must be quoted, like "**/*.go")`
+	}
+	p.addf(line, "invalid YAML in frontmatter: %s", msg)
 }
 
 // name checks the value of the name key, which is on line kline.

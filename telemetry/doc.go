@@ -12,8 +12,10 @@
 // telemetry pays nothing for it, and the spans say exactly what the report
 // says. Spans are therefore sent when the review ends, not while it runs.
 //
-// The package reads no environment variable itself: the caller (cmd/warden)
-// builds a Config from the standard OTEL_* variables. The OpenTelemetry
+// The package reads no environment variable itself: FromEnv builds a Config
+// from the standard OTEL_* variables through the getenv its caller
+// (cmd/warden) passes, and Publisher is the review.Publisher the wiring
+// lists. The OpenTelemetry
 // exporters underneath still honour the OTLP variables that Config does not
 // set (OTEL_EXPORTER_OTLP_TIMEOUT, _COMPRESSION, _CERTIFICATE and friends).
 //

@@ -152,10 +152,10 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 		}
 	}
 	return &action.Config{
-		Secrets: secrets, Thresholds: cfg.thresholds(), Budget: cfg.policy().Budget,
+		Secrets: secrets, Thresholds: cfg.Thresholds(), Budget: cfg.Policy().Budget,
 		Plan: func(ctx context.Context, r action.PlanRequest) (*action.Job, error) {
 			if r.Budget > 0 {
-				cfg.Review.Budget = duration(r.Budget)
+				cfg.SetBudget(r.Budget)
 			}
 			job, err := planReview(e, cfg, &change{files: r.Change.Files, source: r.Change.Source, ignored: r.Change.Ignored}, reviewSettings{
 				thresholds: r.Thresholds, skills: r.SkillNames, skillsFS: r.Skills, change: r.Info,

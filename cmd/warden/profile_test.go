@@ -47,7 +47,7 @@ func TestLiteLLMProfile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parseConfig(litellm-profile.toml): %v", err)
 	}
-	policy := cfg.policy()
+	policy := cfg.Policy()
 	if policy.RequestTimeout != 300*time.Second || policy.MaxRetriesPerRoute != 2 ||
 		!cmp.Equal(policy.BackoffSchedule, []time.Duration{15 * time.Second, 45 * time.Second}) ||
 		policy.RateLimitBackoff != 60*time.Second || policy.MaxRetryAfter != 60*time.Second {

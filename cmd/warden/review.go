@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/org/warden/action"
+	"github.com/org/warden/config"
 	"github.com/org/warden/execution"
 	"github.com/org/warden/execution/openai"
 	"github.com/org/warden/hunks"
@@ -157,32 +158,21 @@ type reviewSettings struct {
 // planReview turns configuration, settings and the change into a planned
 // review (review.Prepare). Every error is the user's input and names it.
 func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.Job, error) {
-	th, err := review.ResolveThresholds(cfg.thresholds(), s.thresholds)
-	if err != nil {
-		if cfg.Review.ReportOn.set { // the file's report_on against a flag's or input's fail-on
-			return nil, &usageError{&configError{file: cfg.file, line: cfg.reportOnLine, key: "review.report_on", msg: err.Error() + " with the fail-on given"}}
-		}
-		return nil, &usageError{err}
+	th, err := review.ResolveThresholds(cfg.Thresholds(), s.thresholds)
+	if err != nil { // the file's report_on against a flag's or input's fail-on, or the flag's own
+		return nil, &usageError{cfg.ThresholdsError(err)}
 	}
 	logger := slog.New(slog.DiscardHandler)
 	if s.verbose {
 		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
 	}
 	logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
-	configured := make([]review.SkillSetting, len(cfg.Skills))
-	for i, sk := range cfg.Skills {
-		configured[i] = review.SkillSetting{Name: sk.Name, Paths: sk.Paths, Ignore: sk.Ignore}
-	}
-	job, err := review.Prepare(ch.files, ch.source, ch.ignored, review.Setup{
-		Filters: hunks.Options{Ignore: cfg.Filters.Ignore, MaxFiles: cfg.Filters.MaxFiles,
-			MaxChangedLines: cfg.Filters.MaxChangedLines, MaxFileBytes: cfg.Filters.MaxFileBytes},
-		Skills:     cmp.Or[fs.FS](s.skillsFS, os.DirFS(cmp.Or(e.root, e.dir))),
-		SkillNames: s.skills, Configured: configured,
-		Routes: func() ([]execution.Route, error) { return buildRoutes(cfg, e.getenv, !s.dryRun) },
-		Policy: cfg.policy(), Logger: logger, Thresholds: th,
-		MaxTokens: cfg.Review.MaxTokens, BatchSkills: cfg.Review.BatchSkills, Change: s.change,
-		Cache: s.cache, Narrow: s.narrow,
-	})
+	setup := cfg.Setup() // the file's filters, skills, policy and caps
+	setup.Skills = cmp.Or[fs.FS](s.skillsFS, os.DirFS(cmp.Or(e.root, e.dir)))
+	setup.SkillNames, setup.Change, setup.Logger, setup.Thresholds = s.skills, s.change, logger, th
+	setup.Cache, setup.Narrow = s.cache, s.narrow
+	setup.Routes = func() ([]execution.Route, error) { return buildRoutes(cfg, e.getenv, !s.dryRun) }
+	job, err := review.Prepare(ch.files, ch.source, ch.ignored, setup)
 	var ue *usageError
 	if err != nil && !errors.As(err, &ue) {
 		err = &usageError{err}
@@ -277,7 +267,7 @@ func routeConfigs(cfg *fileConfig, getenv func(string) string, needKeys bool) ([
 	if len(cfg.Routes) > 0 {
 		return cfg.Routes, nil
 	}
-	r, ok, err := envRoute(getenv)
+	r, ok, err := config.EnvRoute(getenv)
 	switch {
 	case err != nil && needKeys:
 		return nil, &usageError{err}

@@ -72,44 +72,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func dispatch(ctx context.Context, e *env, args []string) (int, error) {
-	if len(args) >= 2 && args[0] == "-C" {
-		e.dir, args = args[1], args[2:]
-	} else if len(args) >= 1 && strings.HasPrefix(args[0], "-C=") {
-		e.dir, args = strings.TrimPrefix(args[0], "-C="), args[1:]
+	args, err := chdirFlag(e, args)
+	if err != nil {
+		return exitUsage, err
 	}
-	if len(args) == 1 && (args[0] == "-C" || args[0] == "-C=") {
-		return exitUsage, &usageError{&commandError{err: errors.New("-C needs a directory: warden -C DIR COMMAND")}}
-	}
-	if e.dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return exitUsage, fmt.Errorf("working directory: %w", err)
-		}
-		e.dir = wd
-	} else if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
-		return exitUsage, fmt.Errorf("-C %s: not a directory", e.dir)
-	}
-	if len(args) > 0 {
-		switch args[0] {
-		case "-h", "-help", "--help", "help":
-			if args[0] == "help" && len(args) > 1 {
-				name := args[1]
-				if wantsHelp(args[1:2]) {
-					name = "help"
-				}
-				c, ok := lookupCommand(name)
-				if !ok {
-					return exitUsage, &usageError{&commandError{err: fmt.Errorf("help: unknown command %q", args[1])}}
-				}
-				writeCommandHelp(e.stdout, c)
-				return exitOK, nil
-			}
-			writeCommandList(e.stdout)
-			return exitOK, nil
-		case "--version", "-version":
-			fmt.Fprintf(e.stdout, "warden %s\n", version)
-			return exitOK, nil
-		}
+	if code, done, err := helpOrVersion(e, args); done {
+		return code, err
 	}
 	e.root = topLevel(ctx, e.dir)
 	name := "review"
@@ -144,6 +112,58 @@ func dispatch(ctx context.Context, e *env, args []string) (int, error) {
 	default: // "action"
 		return exitCode(runAction(ctx, e, args))
 	}
+}
+
+// chdirFlag reads a leading -C DIR (or -C=DIR) into e.dir, the working
+// directory by default, and returns the arguments after it.
+func chdirFlag(e *env, args []string) ([]string, error) {
+	if len(args) >= 2 && args[0] == "-C" {
+		e.dir, args = args[1], args[2:]
+	} else if len(args) >= 1 && strings.HasPrefix(args[0], "-C=") {
+		e.dir, args = strings.TrimPrefix(args[0], "-C="), args[1:]
+	}
+	if len(args) == 1 && (args[0] == "-C" || args[0] == "-C=") {
+		return nil, &usageError{&commandError{err: errors.New("-C needs a directory: warden -C DIR COMMAND")}}
+	}
+	if e.dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("working directory: %w", err)
+		}
+		e.dir = wd
+	} else if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("-C %s: not a directory", e.dir)
+	}
+	return args, nil
+}
+
+// helpOrVersion answers warden help [COMMAND], -h and --version; done is
+// false for any other command line.
+func helpOrVersion(e *env, args []string) (code int, done bool, err error) {
+	if len(args) == 0 {
+		return 0, false, nil
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		if args[0] == "help" && len(args) > 1 {
+			name := args[1]
+			if wantsHelp(args[1:2]) {
+				name = "help"
+			}
+			c, ok := lookupCommand(name)
+			if !ok {
+				return exitUsage, true, &usageError{&commandError{err: fmt.Errorf("help: unknown command %q", args[1])}}
+			}
+			writeCommandHelp(e.stdout, c)
+			return exitOK, true, nil
+		}
+		writeCommandList(e.stdout)
+		return exitOK, true, nil
+	case "--version", "-version":
+		fmt.Fprintf(e.stdout, "warden %s\n", version)
+		return exitOK, true, nil
+	}
+	return 0, false, nil
 }
 
 // exitCode maps a command's result and error to the process exit code.

@@ -35,7 +35,7 @@ price_input_per_mtok = 1
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := c.policy()
+	p := c.Policy()
 	routes, err := buildRoutes(c, func(string) string { return "" }, false)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"strings"
@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/org/warden/execution"
+	"github.com/org/warden/review"
 )
 
 func TestParseConfigErrors(t *testing.T) {
@@ -41,7 +42,7 @@ func TestParseConfigErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("parseConfig(%q) = nil error, want %q", tt.doc, tt.want)
 			}
-			if got := oneLine(err.Error()); got != tt.want {
+			if got := review.OneLine(err.Error()); got != tt.want {
 				t.Errorf("parseConfig(%q) error = %q, want %q", tt.doc, got, tt.want)
 			}
 		})

@@ -1,4 +1,12 @@
-package main
+// Package config owns the warden.toml format: it decodes a file strictly
+// (unknown keys, wrong types, bad durations and severities are errors naming
+// the file, the key and its line) and turns it into the library packages'
+// plain values: execution's policy and routes, review's thresholds and skill
+// settings, hunks' filters. It reads no environment and no process state:
+// callers pass bytes (or an fs.FS) and a name, and a getenv for the
+// environment's quick route. It must not import cmd/warden, action or any
+// sink.
+package config
 
 import (
 	"bytes"
@@ -7,8 +15,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -419,35 +425,9 @@ func loadConfig(fsys fs.FS, named string, readFile func(string) ([]byte, error))
 	return c, "warden.toml", err
 }
 
-// loadConfigFlag reads the configuration a --config flag names (relative to
-// the working directory), or else warden.toml at the repository's top level
-// (e.root), whatever the working directory; e.configFile says which.
-func loadConfigFlag(e *env, flagValue string) (*fileConfig, error) {
-	path := flagValue
-	if path != "" && !filepath.IsAbs(path) {
-		path = filepath.Join(e.dir, path)
-	}
-	root := cmp.Or(e.root, e.dir)
-	cfg, name, err := loadConfig(os.DirFS(root), path, os.ReadFile)
-	if err != nil {
-		return nil, &usageError{err}
-	}
-	if name != "" && !filepath.IsAbs(name) {
-		name = filepath.Join(root, name)
-	}
-	e.configFile = name
-	return cfg, nil
-}
-
 // unwrapPathError drops the *fs.PathError wrapper whose path the caller
-// already names.
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
+// already names (review.UnwrapPathError, the one home).
+var unwrapPathError = review.UnwrapPathError
 
 // thresholds are the file's fail_on, report_on and max_findings.
 func (c *fileConfig) thresholds() review.ThresholdSettings {

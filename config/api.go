@@ -1,0 +1,67 @@
+package config
+
+import (
+	"io/fs"
+	"time"
+
+	"github.com/org/warden/execution"
+	"github.com/org/warden/hunks"
+	"github.com/org/warden/review"
+)
+
+// File is a decoded warden.toml (DESIGN.md §6); zero values mean "not set".
+type File = fileConfig
+
+// Route is one [[routes]] table.
+type Route = routeConfig
+
+// Parse decodes warden.toml strictly; name is the file's name in errors.
+func Parse(name string, data []byte) (*File, error) { return parseConfig(name, data) }
+
+// Load reads the configuration file: the named one (which must exist, read
+// with readFile), or warden.toml in fsys when it exists, or none (a zero
+// File and name ""). It returns the name it read.
+func Load(fsys fs.FS, named string, readFile func(string) ([]byte, error)) (*File, string, error) {
+	return loadConfig(fsys, named, readFile)
+}
+
+// EnvRoute is the single route of the environment's quick variables
+// (WARDEN_BASE_URL and WARDEN_MODEL, or OPENAI_API_KEY / OPENROUTER_API_KEY);
+// ok is false when they name none.
+func EnvRoute(getenv func(string) string) (r Route, ok bool, err error) { return envRoute(getenv) }
+
+// Policy is the engine's policy: execution's defaults under the file's keys.
+func (c *fileConfig) Policy() execution.Policy { return c.policy() }
+
+// Thresholds are the file's fail_on, report_on and max_findings, as a layer
+// for review.ResolveThresholds.
+func (c *fileConfig) Thresholds() review.ThresholdSettings { return c.thresholds() }
+
+// Setup is the file's part of a review's setup: the filters, the
+// configured skills, the engine's policy, the answer cap and skill
+// batching. The caller adds the change, the skills' file system, the
+// routes, the logger and the resolved thresholds.
+func (c *fileConfig) Setup() review.Setup {
+	configured := make([]review.SkillSetting, len(c.Skills))
+	for i, sk := range c.Skills {
+		configured[i] = review.SkillSetting{Name: sk.Name, Paths: sk.Paths, Ignore: sk.Ignore}
+	}
+	return review.Setup{
+		Filters: hunks.Options{Ignore: c.Filters.Ignore, MaxFiles: c.Filters.MaxFiles,
+			MaxChangedLines: c.Filters.MaxChangedLines, MaxFileBytes: c.Filters.MaxFileBytes},
+		Configured: configured, Policy: c.policy(),
+		MaxTokens: c.Review.MaxTokens, BatchSkills: c.Review.BatchSkills,
+	}
+}
+
+// SetBudget overrides review.budget (the Action's budget input).
+func (c *fileConfig) SetBudget(d time.Duration) { c.Review.Budget = duration(d) }
+
+// ThresholdsError names the file's review.report_on when err (resolving the
+// file's thresholds under a caller's fail-on) may come from it; else err.
+func (c *fileConfig) ThresholdsError(err error) error {
+	if !c.Review.ReportOn.set {
+		return err
+	}
+	return &configError{file: c.file, line: c.reportOnLine, key: "review.report_on", msg: err.Error() + " with the fail-on given"}
+}

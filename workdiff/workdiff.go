@@ -1,0 +1,202 @@
+// Package workdiff reads the change under review from a local checkout:
+// a unified diff file or a stream (spooled, and refused as it streams when
+// over the cap), the commits since a base revision, or the uncommitted
+// changes of the working tree. It returns the parsed files and a reader of
+// their reviewed contents that refuses paths leaving the repository.
+//
+// Its errors are the user's input and name it the way the CLI's flags do
+// (--diff, --base); the caller maps them to its exit code. It reads no
+// environment. It may import hunks, internal/gitrepo and review (for its text
+// helpers); it must not import action, the sinks or cmd/warden.
+package workdiff
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/gitrepo"
+	"github.com/org/warden/review"
+)
+
+var unwrapPathError = review.UnwrapPathError
+
+// Options name the change to read.
+type Options struct {
+	Dir  string // the working directory: relative diff paths, the repository checks
+	Root string // the repository's top level; "" for Dir
+	// Diff is a diff file to read, "-" for Stdin; "" reads from git.
+	Diff  string
+	Stdin io.Reader
+	// Base is the revision the commits under review left (merge-base of
+	// it and HEAD, to HEAD); "" with no Diff: the uncommitted changes.
+	Base string
+	// AllowEmpty accepts an empty Diff as a change with nothing to review.
+	AllowEmpty bool
+}
+
+// Change is the diff under review and a way to read its files at the
+// reviewed revision.
+type Change struct {
+	Files  []*hunks.File
+	Source func(path string) ([]byte, error)
+}
+
+// Read gets the change the options name: a diff file or standard input
+// (--diff), the commits since REF (--base), or by default the uncommitted
+// changes (index, working tree and untracked files) against HEAD. Paths in
+// the diff are relative to the repository's top level (as git writes
+// them), so files are read from there, whatever the working directory.
+//
+// A --diff that is empty is an error unless --allow-empty: a failed command
+// upstream in a pipe must not look like a clean review. It is read as it
+// streams, and refused before reading when its size is known to be over
+// the cap.
+func Read(ctx context.Context, o Options) (*Change, error) {
+	root := cmp.Or(o.Root, o.Dir)
+	var (
+		files []*hunks.File
+		read  func(string) ([]byte, error)
+		err   error
+	)
+	switch {
+	case o.Diff != "":
+		if files, err = readDiff(o); err != nil {
+			return nil, err
+		}
+		read = worktreeReader(root)
+	case o.Base != "":
+		if err := checkRepo(ctx, o.Dir, root); err != nil {
+			return nil, err
+		}
+		diff, err := gitrepo.RangeDiff(ctx, root, o.Base, "HEAD")
+		if err != nil {
+			return nil, fmt.Errorf("--base %s: %v", o.Base, err)
+		}
+		if files, err = hunks.Parse(bytes.NewReader(diff)); err != nil {
+			return nil, fmt.Errorf("git diff %s...HEAD: %v", o.Base, err)
+		}
+		read = func(path string) ([]byte, error) { return gitrepo.Output(ctx, root, "show", "HEAD:"+path) }
+	default:
+		if err := checkRepo(ctx, o.Dir, root); err != nil {
+			return nil, err
+		}
+		// From the top level: untracked files are listed relative to git's
+		// working directory, and the diff's paths must be the repository's.
+		diff, err := gitrepo.WorktreeDiff(ctx, root)
+		if err != nil {
+			return nil, err
+		}
+		if files, err = hunks.Parse(bytes.NewReader(diff)); err != nil {
+			return nil, fmt.Errorf("git diff HEAD: %v", err)
+		}
+		read = worktreeReader(root)
+	}
+	return &Change{Files: files, Source: hunks.VerifiedSource(files, read)}, nil
+}
+
+// readDiff parses the diff o.Diff names: a file, or standard input (-),
+// spooled so that it is refused as it streams when over the cap.
+func readDiff(o Options) ([]*hunks.File, error) {
+	name, r := "standard input", o.Stdin
+	if o.Diff == "-" {
+		f, err := spool(r, gitrepo.MaxOutput)
+		if err != nil {
+			return nil, fmt.Errorf("--diff %s: %v", name, err)
+		}
+		if f != nil {
+			defer os.Remove(f.Name())
+			defer f.Close()
+			r = f
+		}
+	} else {
+		name = o.Diff
+		path := o.Diff
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(o.Dir, path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("--diff %s: %v", name, unwrapPathError(err))
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return nil, fmt.Errorf("--diff %s: is a directory, not a diff file", name)
+		}
+		r = f
+	}
+	files, err := hunks.ParseLimit(r, gitrepo.MaxOutput)
+	switch {
+	case errors.Is(err, hunks.ErrEmpty) && o.AllowEmpty:
+		return nil, nil
+	case errors.Is(err, hunks.ErrEmpty):
+		return nil, fmt.Errorf("--diff %s: empty input, no diff to review (did the command before the pipe fail?); pass --allow-empty when an empty diff is expected", name)
+	case err != nil:
+		return nil, fmt.Errorf("--diff %s: %v", name, err)
+	}
+	return files, nil
+}
+
+// spool copies a stream of unknown size (a pipe) to a temporary file, up to
+// limit bytes: a diff over the cap is refused with the memory of a copy
+// buffer, not of a parse, and one within it is parsed from a file whose
+// size is known. A regular file (standard input redirected from one) is
+// not copied: nil, nil.
+func spool(r io.Reader, limit int64) (*os.File, error) {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return nil, nil
+		}
+	}
+	tmp, err := os.CreateTemp("", "warden-diff-*")
+	if err != nil {
+		return nil, err
+	}
+	n, err := io.Copy(tmp, io.LimitReader(r, limit+1))
+	if err == nil && n > limit {
+		err = fmt.Errorf("%w: over the %d MiB cap (refused as it streamed, before parsing)", hunks.ErrTooLarge, limit>>20)
+	}
+	if err == nil {
+		_, err = tmp.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, err
+	}
+	return tmp, nil
+}
+
+// checkRepo says what is wrong when the working directory cannot give a
+// change to review: not a git checkout, or one without a commit yet.
+func checkRepo(ctx context.Context, dir, root string) error {
+	if !gitrepo.IsRepo(ctx, dir) {
+		return fmt.Errorf("%s is not inside a git repository: review a diff with --diff FILE (or --diff - for standard input)", dir)
+	}
+	if _, err := gitrepo.Output(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
+		return fmt.Errorf("the repository at %s has no commit yet: nothing to compare against (commit first, or review a diff with --diff FILE)", root)
+	}
+	return nil
+}
+
+// worktreeReader reads files of the working tree, refusing paths that leave
+// it (a diff is untrusted input and may name "../../etc/passwd").
+func worktreeReader(dir string) func(string) ([]byte, error) {
+	return func(path string) ([]byte, error) {
+		if !filepath.IsLocal(filepath.FromSlash(path)) {
+			return nil, fmt.Errorf("path %q leaves the repository", path)
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		return root.ReadFile(filepath.FromSlash(path))
+	}
+}

@@ -2,6 +2,7 @@ package fakegithub
 
 import (
 	"net/http"
+	"strings"
 )
 
 // The repository roles GitHub assigns, highest first. A login's legacy
@@ -38,7 +39,7 @@ func (s *Server) SetRole(login, role string) {
 	if s.roles == nil {
 		s.roles = map[string]string{}
 	}
-	s.roles[login] = role
+	s.roles[strings.ToLower(login)] = role // logins are case-insensitive
 }
 
 // getPermission is "Get repository permissions for a user": the login's
@@ -46,7 +47,7 @@ func (s *Server) SetRole(login, role string) {
 func (s *Server) getPermission(w http.ResponseWriter, r *http.Request) {
 	login := r.PathValue("username")
 	s.mu.Lock()
-	role, set := s.roles[login]
+	role, set := s.roles[strings.ToLower(login)]
 	s.mu.Unlock()
 	if !set {
 		role = RoleRead // any user may read a public repository

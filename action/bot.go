@@ -141,16 +141,26 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 			break
 		}
 	}
-	// Whose word dismisses a finding: anyone but the pull request's
-	// author, unless the author is trusted (a fork's author must not
-	// silence findings on their own change).
+	// Whose word dismisses a finding: on a public repository anyone may
+	// react, so only a login with write, maintain or admin permission
+	// (looked up, failing closed), and never the pull request's author
+	// unless the author is trusted (a fork's author must not silence
+	// findings on their own change). The same holds for whoever resolved
+	// a thread.
 	authorTrusted := trustedAssociations[pr.Association]
-	trusted := func(login string) bool { return login != pr.Author || authorTrusted }
+	writers := &ghreport.Maintainers{Client: gh, Warn: func(line string) { a.gha.Warningf("warden: %s", line) }}
+	trusted := func(login string) bool {
+		return (login != pr.Author || authorTrusted) && writers.Trusted(ctx, login)
+	}
 	fu := ghreport.Follow(threads, rep.Findings, nil, thumbs, trusted)
 	if !rep.Complete() {
 		fu.Resolve = nil // an unfinished review proves nothing fixed
 	}
 	var notes []string
+	if n := writers.Unchecked; n > 0 {
+		notes = append(notes, fmt.Sprintf("**Not counted:** the thumbs-down or resolution of %d %s whose repository permission was not checked (at most %d lookups a run, or GitHub did not answer); %s no finding.",
+			n, review.Plural(n, "login", "logins"), ghreport.MaxPermissionLookups, review.Plural(n, "it dismisses", "they dismiss")))
+	}
 	if n := ghreport.Suppress(rep, fu.Suppressed); n > 0 {
 		notes = append(notes, fmt.Sprintf("**Suppressed:** %d %s dismissed on this pull request (a `/warden dismiss`, a thumbs-down or a thread resolved without a code change) %s not shown again.",
 			n, review.Plural(n, "finding", "findings"), review.Plural(n, "is", "are")))

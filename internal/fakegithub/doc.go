@@ -1,10 +1,11 @@
 // Package fakegithub is a validating, recording fake of the part of
 // GitHub's REST API that warden uses, for tests: check runs, pull requests,
-// their files, reviews and review comments. It holds state, answers like
-// GitHub (same JSON shapes, pagination with Link headers, the same 401, 403,
-// 404 and 422 answers for what GitHub rejects), records every request, and
-// can be scripted to answer a route with a rate limit or a server error a
-// given number of times.
+// their files, reviews and review comments, and logins' repository
+// permissions. It holds state, answers like GitHub (same JSON shapes,
+// pagination with Link headers, the same 401, 403, 404 and 422 answers for
+// what GitHub rejects), records every request, and can be scripted to
+// answer a route with a rate limit or a server error a given number of
+// times.
 //
 // It is served under both "/" (api.github.com style) and "/api/v3/" (GitHub
 // Enterprise Server style), over a loopback httptest server (Start) or an

@@ -38,6 +38,9 @@ const (
 	RouteCreateIssueCommentReaction  = "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"
 	RouteListReviewCommentReactions  = "GET /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions"
 	RouteCreateReviewCommentReaction = "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions"
+	// RouteGetPermission is a login's permission on the repository (see
+	// SetRole).
+	RouteGetPermission = "GET /repos/{owner}/{repo}/collaborators/{username}/permission"
 	// RouteGraphQL is GitHub's GraphQL endpoint (see graphql.go); it is
 	// not in the REST description.
 	RouteGraphQL = "POST /graphql"
@@ -50,7 +53,7 @@ var Routes = []string{
 	RouteListCheckRuns, RouteCreateReply, RouteListIssueComments, RouteCreateIssueComment,
 	RouteListIssueCommentReactions, RouteCreateIssueCommentReaction,
 	RouteListReviewCommentReactions, RouteCreateReviewCommentReaction,
-	RouteGraphQL,
+	RouteGetPermission, RouteGraphQL,
 }
 
 // Limits GitHub enforces and the fake checks, with GitHub's words.
@@ -114,7 +117,9 @@ type Server struct {
 	issueComments []IssueComment
 	reactions     map[reactionKey][]Reaction
 	// threads holds review-thread state by the thread's first comment.
-	threads  map[int64]*threadState
+	threads map[int64]*threadState
+	// roles are the logins' repository roles (SetRole).
+	roles    map[string]string
 	faults   map[string][]*Fault
 	requests []Request
 	// times holds when each object (by id) was created and, for check
@@ -324,6 +329,7 @@ func (s *Server) routes() {
 	listRC, createRC := s.reactionHandlers(OnReviewComment, RouteListReviewCommentReactions, RouteCreateReviewCommentReaction)
 	s.handle(RouteListReviewCommentReactions, false, listRC)
 	s.handle(RouteCreateReviewCommentReaction, true, createRC)
+	s.handle(RouteGetPermission, false, s.getPermission)
 	s.handleGraphQL()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest")

@@ -323,8 +323,11 @@ type FollowUp struct {
 // were dismissed: by warden's record of a `/warden dismiss`, by a
 // thumbs-down from a trusted login (thumbsDown, by the thread's RootID),
 // or by a trusted person resolving the thread while the code under it did
-// not change. trusted says whose word counts (the pull request's author
-// from a fork must not silence findings on their own change).
+// not change. trusted says whose word counts: on a public repository
+// anyone may react, so the Action trusts only logins with write access
+// (Maintainers), and never the pull request's untrusted author. It is
+// asked only as often as a decision needs it (each lookup costs a
+// request).
 func Follow(threads []Thread, current []review.Finding, changed func(path string, line int) bool, thumbsDown map[int64][]string, trusted func(login string) bool) FollowUp {
 	now := map[string]bool{}
 	for _, f := range current {
@@ -342,12 +345,13 @@ func Follow(threads []Thread, current []review.Finding, changed func(path string
 			for _, login := range thumbsDown[t.RootID] {
 				if trusted(login) {
 					reason = SuppressedReaction
+					break
 				}
 			}
 		}
 		lineChanged := t.Outdated || (changed != nil && changed(t.Path, t.OriginalLine))
-		if reason == "" && t.Resolved && t.ResolvedBy != "" && !strings.HasSuffix(t.ResolvedBy, "[bot]") && t.ResolvedBy != "github-actions" &&
-			trusted(t.ResolvedBy) && !lineChanged {
+		if reason == "" && t.Resolved && !lineChanged && t.ResolvedBy != "" && !strings.HasSuffix(t.ResolvedBy, "[bot]") && t.ResolvedBy != "github-actions" &&
+			trusted(t.ResolvedBy) {
 			reason = SuppressedResolved
 		}
 		if reason != "" {

@@ -19,8 +19,8 @@ import (
 type runState struct {
 	start      time.Time
 	minAttempt time.Duration // the least any route needs to start an attempt
-	workEnd time.Time // start + Budget − Reserve: nothing runs past it
-	routes  []*routeState
+	workEnd    time.Time     // start + Budget − Reserve: nothing runs past it
+	routes     []*routeState
 
 	mu      sync.Mutex
 	calls   int // requests sent, for the retry budget

@@ -508,10 +508,7 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 		a.Deadline = end.Sub(sendAt)
 		a.ItemRemaining, a.ReviewRemaining = st.end.Sub(sendAt), rs.workEnd.Sub(sendAt)
 		if r.r.Stream {
-			req.FirstTokenTimeout, req.IdleTimeout = StreamTimeouts(r.r, Measure(&req, r.r), a.Deadline)
-			if ru.floor > 0 { // no watchdog below the profile's floor
-				req.FirstTokenTimeout, req.IdleTimeout = max(req.FirstTokenTimeout, min(ru.floor, a.Deadline)), max(req.IdleTimeout, min(ru.floor, a.Deadline))
-			}
+			req.FirstTokenTimeout, req.IdleTimeout = e.streamTimeouts(r.r, Measure(&req, r.r), a.Deadline)
 			a.FirstTokenTimeout, a.IdleTimeout = req.FirstTokenTimeout, req.IdleTimeout
 		}
 		rs.mu.Lock()
@@ -1226,6 +1223,17 @@ func StreamTimeouts(r Route, bodyChars int, deadline time.Duration) (firstToken,
 		idle = 30 * time.Second
 	}
 	return min(firstToken, deadline), min(idle, deadline)
+}
+
+// streamTimeouts is StreamTimeouts on route r under the engine's policy:
+// on a profile route no watchdog is below the profile's floor (a
+// watchdog is a client timeout too).
+func (e *Engine) streamTimeouts(r Route, bodyChars int, deadline time.Duration) (firstToken, idle time.Duration) {
+	firstToken, idle = StreamTimeouts(r, bodyChars, deadline)
+	if floor := rulesFor(r, e.policy).floor; floor > 0 {
+		firstToken, idle = max(firstToken, min(floor, deadline)), max(idle, min(floor, deadline))
+	}
+	return firstToken, idle
 }
 
 // sleep waits d or until ctx ends; it reports whether d passed.

@@ -456,7 +456,7 @@ func TestIssue11Validate(t *testing.T) {
 			`5m0s cannot hold route "slow": 3 attempts × 5m0s + 1m0s backoff`},
 		{"profile with a fallback", func(p *Policy) { p.ItemBudget, p.Budget = 16*minute, 30*minute }, []Route{prof("slow", ProfileLiteLLM), plain("fast", 0)}, KeyItemBudget,
 			`16m0s cannot hold route "slow": 3 attempts × 5m0s + 1m0s backoff + 2m0s failover to "fast"`},
-		{"a base longer than the item budget", nil, []Route{plain("a", 4 * minute), plain("b", 0)}, KeyItemBudget,
+		{"a base longer than the item budget", nil, []Route{plain("a", 4*minute), plain("b", 0)}, KeyItemBudget,
 			`5m0s cannot hold route "a": 1 attempt × 4m0s (its retries share it) + 2m0s failover to "b"`},
 		{"review budget below the floor", func(p *Policy) { p.ItemBudget, p.Budget = 16*minute, 5*minute }, []Route{prof("slow", ProfileLiteLLM)}, KeyBudget,
 			`5m0s leaves 4m30s to work (less the 30s reserve), less than route "slow"'s 5m0s floor (profile litellm)`},

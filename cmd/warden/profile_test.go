@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -34,9 +36,10 @@ func (p *scriptedProvider) Complete(ctx context.Context, req *execution.Request)
 	return &execution.Response{Content: `{"findings":[]}`}, nil
 }
 
-// TestLiteLLMProfile loads the documented profile file and shows the engine
-// following it: 408 and 5xx retried twice after 15 s and 45 s, 401/403 never
-// retried, a 300 s request deadline that the retries share.
+// TestLiteLLMProfile loads the documented profile file (one route setting,
+// profile = "litellm") and shows the engine following the standard: 408
+// and 5xx retried twice after 15 s and 45 s, 401/403 never retried, each
+// attempt with its own 300 s deadline.
 func TestLiteLLMProfile(t *testing.T) {
 	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "litellm-profile.toml"))
@@ -48,11 +51,6 @@ func TestLiteLLMProfile(t *testing.T) {
 		t.Fatalf("parseConfig(litellm-profile.toml): %v", err)
 	}
 	policy := cfg.policy()
-	if policy.RequestTimeout != 300*time.Second || policy.MaxRetriesPerRoute != 2 ||
-		!cmp.Equal(policy.BackoffSchedule, []time.Duration{15 * time.Second, 45 * time.Second}) ||
-		policy.RateLimitBackoff != 60*time.Second || policy.MaxRetryAfter != 60*time.Second {
-		t.Fatalf("profile policy = %+v", policy)
-	}
 	tests := []struct {
 		name      string
 		statuses  []int
@@ -73,6 +71,9 @@ func TestLiteLLMProfile(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if routes[0].Profile != execution.ProfileLiteLLM {
+					t.Fatalf("route profile = %q, want litellm", routes[0].Profile)
+				}
 				fake := &scriptedProvider{start: time.Now(), statuses: tt.statuses}
 				routes[0].Provider = fake
 				eng, err := execution.New(routes, policy, execution.Options{})
@@ -88,11 +89,43 @@ func TestLiteLLMProfile(t *testing.T) {
 					t.Errorf("item status %s (%s), want done=%v", res.Status, res.Class, tt.wantDone)
 				}
 				for _, a := range res.Attempts {
-					if a.TimeoutBase != 300*time.Second || a.Deadline > 300*time.Second {
-						t.Errorf("attempt base %v deadline %v; want 300s shared by the retries", a.TimeoutBase, a.Deadline)
+					if a.TimeoutBase != 300*time.Second || a.Deadline != 300*time.Second {
+						t.Errorf("attempt base %v deadline %v; want 300s each", a.TimeoutBase, a.Deadline)
 					}
 				}
 			})
+		})
+	}
+}
+
+// TestComposedTimeScales: an impossible combination of budgets and route
+// settings is one error naming the key, its line and the numbers.
+func TestComposedTimeScales(t *testing.T) {
+	t.Parallel()
+	route := "\n[[routes]]\nname = \"slow\"\nbase_url = \"http://127.0.0.1:4000/v1\"\nmodel = \"m\"\n"
+	tests := []struct {
+		name, toml, want string
+	}{
+		{"profile in the default hunk budget", "version = 1\n" + route + "profile = \"litellm\"\n",
+			`x.toml: review.hunk_budget: 5m0s cannot hold route "slow": 3 attempts × 5m0s + 1m0s backoff`},
+		{"short hunk budget", "[review]\nhunk_budget = \"3m\"\n" + route + strings.Replace(route, `"slow"`, `"slow2"`, 1),
+			`x.toml:2: review.hunk_budget: 3m0s cannot hold route "slow": 1 attempt × 2m0s (its retries share it) + 2m0s failover to "slow2"`},
+		{"breaker window", "version = 1\n" + route + "breaker_window = \"1m\"\n",
+			`x.toml:7: routes[0].breaker_window: 1m0s is shorter than twice route "slow"'s longest attempt (5m0s)`},
+		{"unknown profile", "version = 1\n" + route + "profile = \"fast\"\n",
+			`x.toml:3: routes[0].profile: unknown profile "fast" (want "litellm" or "litellm-aux")`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := parseConfig("x.toml", []byte(tt.toml))
+			var ce *configError
+			if !errors.As(err, &ce) || err.Error() != tt.want {
+				t.Errorf("parseConfig = %v\nwant %s", err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
 		})
 	}
 }

@@ -35,8 +35,8 @@ type Config struct {
 	// would be a second request), and its Timeout, if any, is kept.
 	HTTPClient *http.Client
 	// Headers are extra request headers (e.g. OpenRouter's HTTP-Referer and
-	// X-Title). They may not set Authorization, Content-Type, Content-Length,
-	// Accept or User-Agent.
+	// X-Title). They may not set Authorization, Content-Type, Content-Length
+	// or Accept; a User-Agent here replaces UserAgent.
 	Headers map[string]string
 	// UserAgent identifies the client on every request, so that servers'
 	// metrics can tell warden's calls apart: "warden/VERSION" as the caller
@@ -69,7 +69,7 @@ func New(cfg Config) (*Provider, error) {
 	headers := make(http.Header, len(cfg.Headers))
 	for k, v := range cfg.Headers {
 		switch http.CanonicalHeaderKey(k) {
-		case "Authorization", "Content-Type", "Content-Length", "Accept", "User-Agent":
+		case "Authorization", "Content-Type", "Content-Length", "Accept":
 			return nil, fmt.Errorf("openai: header %q is set by the provider and cannot be configured", k)
 		}
 		if k == "" || strings.ContainsAny(k, " \t\r\n:") || strings.ContainsAny(v, "\r\n") {
@@ -81,7 +81,9 @@ func New(cfg Config) (*Provider, error) {
 	if strings.ContainsAny(ua, "\r\n") {
 		return nil, fmt.Errorf("openai: user agent %q is not a valid header value", ua)
 	}
-	headers.Set("User-Agent", ua)
+	if headers.Get("User-Agent") == "" {
+		headers.Set("User-Agent", ua)
+	}
 
 	hc := &http.Client{Transport: newTransport()}
 	if cfg.HTTPClient != nil {

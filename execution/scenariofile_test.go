@@ -68,6 +68,7 @@ type scenarioFile struct {
 	Ver    int            `toml:"version"`
 
 	name string
+	path string
 }
 
 // itemGroup is count items whose user message has chars characters.
@@ -219,7 +220,7 @@ func loadScenario(path string) (*scenarioFile, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	sc.name = strings.TrimSuffix(filepath.Base(path), ".toml")
+	sc.name, sc.path = strings.TrimSuffix(filepath.Base(path), ".toml"), path
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...))
 	}

@@ -164,6 +164,9 @@ func TestCompareNaive(t *testing.T) {
 	for _, sc := range loadScenarios(t) {
 		var wf, nf *figures
 		synctest.Test(t, func(t *testing.T) { wf = runScenario(t, sc) })
+		if wf == nil {
+			continue // refused at load time, as the file expects: nothing to compare
+		}
 		synctest.Test(t, func(t *testing.T) { nf = runNaiveScenario(t, sc) })
 		t.Logf("%s: warden %s; naive %s", sc.name, wf, nf)
 		for _, msg := range sc.Expect.check(wf, true) {

@@ -177,6 +177,7 @@ func (l *scLatency) sample(u float64) time.Duration {
 // scBounds are a scenario's expected figures. Zero values are not checked
 // (use the pointer fields to ask for a zero).
 type scBounds struct {
+	ConfigError     string                   `toml:"config_error"`       // the configuration is refused at load time with this in its message (Policy.Validate); nothing runs
 	Outcome         string                   `toml:"outcome"`            // complete, partial or provider-unavailable (review.Decide)
 	MaxWall         span                     `toml:"max_wall"`           // from the review's start to Run's return
 	MinWall         span                     `toml:"min_wall"`           // (for the naive side: at least this long)
@@ -241,7 +242,7 @@ func loadScenario(path string) (*scenarioFile, error) {
 		if r.Name == "" {
 			return nil, bad("a route has no name")
 		}
-		if _, err := profileSettings(r.Profile); err != nil {
+		if _, err := execution.ParseProfile(r.Profile); err != nil {
 			return nil, bad("route %q: %v", r.Name, err)
 		}
 		for i, f := range r.Faults {
@@ -287,25 +288,6 @@ func loadScenarios(t *testing.T) []*scenarioFile {
 		}
 	}
 	return out
-}
-
-// profileSettings is what a route profile sets. The LiteLLM standard
-// (testdata/litellm-profile.toml): 300s floor, 2 retries at 15s then 45s,
-// 429 → Retry-After else 60s.
-func profileSettings(name string) (func(*execution.Policy, *execution.Route), error) {
-	switch name {
-	case "":
-		return func(*execution.Policy, *execution.Route) {}, nil
-	case "litellm":
-		return func(p *execution.Policy, r *execution.Route) {
-			p.Budget, p.ItemBudget = max(p.Budget, 30*time.Minute), max(p.ItemBudget, 10*time.Minute)
-			r.RequestTimeout = max(r.RequestTimeout, 300*time.Second)
-			p.MaxRetriesPerRoute = 2
-			p.BackoffSchedule = []time.Duration{15 * time.Second, 45 * time.Second}
-			p.RateLimitBackoff, p.MaxRetryAfter = 60*time.Second, 60*time.Second
-		}, nil
-	}
-	return nil, fmt.Errorf("unknown profile %q (want litellm)", name)
 }
 
 // policy is the engine policy of the file's [review] and [retry], as
@@ -427,7 +409,7 @@ func cmpOr(v, def float64) float64 {
 }
 
 // world builds the scenario's routes and servers (inside a bubble) and the
-// engine policy, with the profiles applied.
+// engine policy.
 func (sc *scenarioFile) world(t testing.TB) (*world, execution.Policy) {
 	t.Helper()
 	specs := make([]routeSpec, len(sc.Routes))
@@ -449,8 +431,7 @@ func (sc *scenarioFile) world(t testing.TB) (*world, execution.Policy) {
 		rt.NoSchema = r.JSONSchema != nil && !*r.JSONSchema
 		rt.FirstTokenTimeout, rt.IdleTimeout = time.Duration(r.FirstTokenTimeout), time.Duration(r.IdleTimeout)
 		rt.PriceInputPerMTok, rt.PriceOutputPerMTok, rt.PriceCachedInputPerMTok = r.PriceInputPerMTok, r.PriceOutputPerMTok, r.PriceCachedInputPerMTok
-		apply, _ := profileSettings(r.Profile)
-		apply(&p, rt)
+		rt.Profile, _ = execution.ParseProfile(r.Profile) // checked by loadScenario
 	}
 	return w, p
 }
@@ -497,6 +478,15 @@ func measure(w *world, f *figures) {
 func runScenario(t *testing.T, sc *scenarioFile) *figures {
 	t.Helper()
 	w, p := sc.world(t)
+	// What warden does when it loads a configuration: refuse one whose
+	// time scales cannot compose.
+	err := p.Validate(w.routes)
+	if want := sc.Expect.ConfigError; want != "" || err != nil {
+		if err == nil || want == "" || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: the configuration's check says %v, want an error containing %q", sc.name, err, want)
+		}
+		return nil
+	}
 	e, err := execution.New(w.routes, p, execution.Options{Rand: rand.New(rand.NewPCG(1, 2)), OnRouteEvent: w.onEvent})
 	if err != nil {
 		t.Fatalf("%s: %v", sc.name, err)
@@ -621,6 +611,9 @@ func TestScenarioFiles(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				f := runScenario(t, sc)
+				if f == nil {
+					return // refused at load time, as expected
+				}
 				t.Logf("warden: %s", f)
 				for _, msg := range sc.Expect.check(f, true) {
 					t.Errorf("%s: %s", sc.name, msg)

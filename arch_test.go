@@ -22,6 +22,7 @@ var allowed = map[string][]string{
 	"execution/openai": {module + "/execution", "github.com/sashabaranov/go-openai"},
 	"review":           {module + "/execution", module + "/hunks", module + "/skills"},
 	"report":           {module + "/review"},
+	"probe":            {module + "/execution", module + "/review"},
 	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
 	"report/github":    {module + "/review", module + "/report", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"cmd/warden": {

@@ -91,10 +91,15 @@ type retryConfig struct {
 }
 
 type routeConfig struct {
-	Name               string   `toml:"name"`
-	BaseURL            string   `toml:"base_url"`
-	Model              string   `toml:"model"`
-	APIKeyEnv          string   `toml:"api_key_env"`
+	Name      string `toml:"name"`
+	BaseURL   string `toml:"base_url"`
+	Model     string `toml:"model"`
+	APIKeyEnv string `toml:"api_key_env"`
+	// ProbeAPIKeyEnv and ProbeModel are what `warden probe` sends with (a
+	// probe-designated key, as the LiteLLM standard asks); empty: the
+	// route's own, with a warning.
+	ProbeAPIKeyEnv     string   `toml:"probe_api_key_env"`
+	ProbeModel         string   `toml:"probe_model"`
 	MaxConcurrency     int      `toml:"max_concurrency"`
 	RequestTimeout     duration `toml:"request_timeout"`
 	ResponseHealing    bool     `toml:"response_healing"`

@@ -55,7 +55,7 @@ commands:
   review     review a change (the default outside GitHub Actions)
   action     the GitHub Action entry point (the default when GITHUB_ACTIONS=true)
   probe      health-check every configured route: one tiny real request each
-             (--config FILE, --format text|json); exits 1 if one is unhealthy
+             (--config FILE, --format text|json, --force); at most hourly; exits 1 if one is unhealthy
   skills     list or validate review skills: warden skills list|validate [DIR]
   version    print the version
 

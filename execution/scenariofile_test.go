@@ -494,6 +494,18 @@ func runScenario(t *testing.T, sc *scenarioFile) *figures {
 	its := sc.items()
 	results := e.Run(t.Context(), its, nil)
 	f := &figures{wall: time.Since(w.origin), items: len(its), opens: map[string]int{}, beforeOpen: map[string]int{}}
+	// What holds in every scenario: no call inside a cool-down or after
+	// the route was disabled, none while its breaker was open (but the
+	// one probe), one result per item.
+	checkCooldowns(t, w)
+	for i := range w.routes {
+		if msg := breakerViolations(w, i, results); msg != "" {
+			t.Errorf("%s: %s", sc.name, msg)
+		}
+	}
+	if len(results) != len(its) {
+		t.Errorf("%s: %d results for %d items", sc.name, len(results), len(its))
+	}
 	for _, r := range results {
 		f.maxItem = max(f.maxItem, r.Duration)
 		switch r.Status {

@@ -27,10 +27,11 @@ import (
 // [[routes]] take warden.toml's keys, so a user can paste their own.
 
 // scenarioDirs is where the scenario files are: the repository's own, then
-// every directory of the documented user hook WARDEN_SCENARIOS.
-func scenarioDirs() []string {
+// every directory of the documented user hook WARDEN_SCENARIOS (read
+// through getenv; the tests pass os.Getenv).
+func scenarioDirs(getenv func(string) string) []string {
 	dirs := []string{filepath.Join("testdata", "scenarios")}
-	for _, d := range strings.Split(os.Getenv("WARDEN_SCENARIOS"), ":") {
+	for _, d := range strings.Split(getenv("WARDEN_SCENARIOS"), ":") {
 		if d != "" {
 			dirs = append(dirs, d)
 		}
@@ -265,11 +266,20 @@ func loadScenario(path string) (*scenarioFile, error) {
 }
 
 // loadScenarios reads every scenario of every directory; a directory of
-// WARDEN_SCENARIOS that does not exist is an error, not an empty suite.
+// WARDEN_SCENARIOS that does not exist or holds no scenario is an error,
+// not an empty suite.
 func loadScenarios(t *testing.T) []*scenarioFile {
 	t.Helper()
+	out, err := readScenarios(scenarioDirs(os.Getenv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func readScenarios(dirs []string) ([]*scenarioFile, error) {
 	var out []*scenarioFile
-	for _, dir := range scenarioDirs() {
+	for _, dir := range dirs {
 		paths, err := filepath.Glob(filepath.Join(dir, "*.toml"))
 		if err == nil && len(paths) == 0 {
 			if _, err = os.Stat(dir); err == nil {
@@ -277,17 +287,50 @@ func loadScenarios(t *testing.T) []*scenarioFile {
 			}
 		}
 		if err != nil {
-			t.Fatalf("scenario directory %s: %v", dir, err)
+			return nil, fmt.Errorf("scenario directory %s: %w", dir, err)
 		}
 		for _, p := range paths {
 			sc, err := loadScenario(p)
 			if err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
 			out = append(out, sc)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// WARDEN_SCENARIOS adds directories after the repository's, in order; an
+// empty entry is skipped; a missing or empty directory is an error.
+func TestScenarioDirs(t *testing.T) {
+	t.Parallel()
+	user := t.TempDir()
+	body := "[[items]]\ncount = 1\n[[routes]]\nname = \"a\"\n"
+	if err := os.WriteFile(filepath.Join(user, "mine.toml"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "WARDEN_SCENARIOS" {
+				return v
+			}
+			return ""
+		}
+	}
+	dirs := scenarioDirs(env(user + "::" + empty))
+	if want := []string{filepath.Join("testdata", "scenarios"), user, empty}; !slices.Equal(dirs, want) {
+		t.Errorf("scenarioDirs = %q, want %q", dirs, want)
+	}
+	got, err := readScenarios(dirs[:2])
+	if err != nil || got[len(got)-1].name != "mine" || got[len(got)-1].path != filepath.Join(user, "mine.toml") {
+		t.Errorf("readScenarios(repository, user) = %d files, %v; want the user's last", len(got), err)
+	}
+	for _, bad := range []string{empty, filepath.Join(user, "missing")} {
+		if _, err := readScenarios([]string{bad}); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("readScenarios(%s) = %v, want an error naming it", bad, err)
+		}
+	}
 }
 
 // policy is the engine policy of the file's [review] and [retry], as

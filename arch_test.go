@@ -3,7 +3,9 @@ package warden_test
 import (
 	"go/build"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -21,14 +23,23 @@ var allowed = map[string][]string{
 	"execution":        {"github.com/sourcegraph/conc"},
 	"execution/openai": {module + "/execution", "github.com/sashabaranov/go-openai"},
 	"review":           {module + "/execution", module + "/hunks", module + "/skills"},
-	"report":           {module + "/review"},
+	"report":           {module + "/review", module + "/execution"},
 	"probe":            {module + "/execution", module + "/review"},
 	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
-	"report/github":    {module + "/review", module + "/report", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
-	"cmd/warden": {
-		module + "/", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
-		"github.com/pelletier/go-toml/v2", "golang.org/x/term",
+	"report/github":    {module + "/review", module + "/report", module + "/hunks", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
+	"action": {
+		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
+		module + "/execution", module + "/internal/gitrepo",
+		"github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
 	},
+	"cmd/warden": {
+		module + "/action", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
+		module + "/skills", module + "/execution", module + "/execution/openai", module + "/telemetry",
+		module + "/internal/gitrepo",
+		"github.com/sethvargo/go-githubactions", "github.com/pelletier/go-toml/v2", "golang.org/x/term",
+	},
+	"internal/gitrepo":    {},
+	"internal/testgit":    {},
 	"internal/fakegithub": {"github.com/getkin/kin-openapi"},
 	"internal/fakeotlp":   {"go.opentelemetry.io/proto/otlp", "google.golang.org/protobuf"},
 	"internal/actiontest": {},
@@ -44,9 +55,10 @@ var allowed = map[string][]string{
 // included.
 var confined = map[string][]string{
 	"github.com/sashabaranov/go-openai":     {"execution/openai"},
-	"github.com/google/go-github/v62":       {"report/github", "cmd/warden"},
-	"github.com/sethvargo/go-githubactions": {"report/github", "cmd/warden"},
+	"github.com/google/go-github/v62":       {"report/github", "action"},
+	"github.com/sethvargo/go-githubactions": {"report/github", "action", "cmd/warden"},
 	"go.opentelemetry.io/otel":              {"telemetry"},
+	"github.com/bluekeyes/go-gitdiff":       {"hunks"},
 }
 
 func TestImportArrows(t *testing.T) {
@@ -90,9 +102,7 @@ func TestImportArrows(t *testing.T) {
 			if isStd(imp) || imp == module+"/"+dir {
 				continue
 			}
-			if !slices.ContainsFunc(allow, func(a string) bool {
-				return imp == a || strings.HasPrefix(imp, strings.TrimSuffix(a, "/")+"/") || (strings.HasSuffix(a, "/") && strings.HasPrefix(imp, a))
-			}) {
+			if !slices.ContainsFunc(allow, func(a string) bool { return permits(a, imp) }) {
 				t.Errorf("%s imports %s, which DESIGN.md §2 does not allow", dir, imp)
 			}
 		}
@@ -125,4 +135,91 @@ func permits(a, imp string) bool {
 func isStd(path string) bool {
 	first, _, _ := strings.Cut(path, "/")
 	return !strings.Contains(first, ".")
+}
+
+// TestAllowListIsExact checks that the allow-lists admit a package of this
+// module only by its exact path: review may import execution but not
+// execution/openai, and cmd/warden (the wiring) reaches GitHub only through
+// report/github and action, never go-github itself.
+func TestAllowListIsExact(t *testing.T) {
+	t.Parallel()
+	refused := []struct{ pkg, imp string }{
+		{"review", module + "/execution/openai"},
+		{"review", module + "/report"},
+		{"report", module + "/report/github"},
+		{"cmd/warden", "github.com/google/go-github/v62/github"},
+		{"cmd/warden", module + "/internal/fakegithub"},
+		{"action", module + "/execution/openai"},
+		{"action", module + "/telemetry"},
+	}
+	for _, r := range refused {
+		if slices.ContainsFunc(allowed[r.pkg], func(a string) bool { return permits(a, r.imp) }) {
+			t.Errorf("the allow-list of %s admits %s", r.pkg, r.imp)
+		}
+	}
+}
+
+// TestArchitectureDocument keeps ARCHITECTURE.md true: every package of the
+// module has a row in its package table, every row names a package, and
+// the imports a row lists are exactly the allow-list's packages of this
+// module ("none" for none).
+func TestArchitectureDocument(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := regexp.MustCompile("`([^`]+)`")
+	rows := map[string]string{} // package → its imports column
+	inTable := false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "| package |"):
+			inTable = true
+		case inTable && !strings.HasPrefix(line, "|"):
+			inTable = false
+		case inTable && !strings.HasPrefix(line, "|---"):
+			cells := strings.Split(strings.Trim(line, "|"), "|")
+			if len(cells) != 3 {
+				t.Errorf("ARCHITECTURE.md: row %q: want package, owns, imports", line)
+				continue
+			}
+			m := code.FindStringSubmatch(cells[0])
+			if m == nil {
+				t.Errorf("ARCHITECTURE.md: row %q names no package", line)
+				continue
+			}
+			rows[m[1]] = cells[2]
+		}
+	}
+	for pkg := range allowed {
+		if _, ok := rows[pkg]; !ok {
+			t.Errorf("ARCHITECTURE.md: package %s is not in the package table", pkg)
+		}
+	}
+	for pkg, imports := range rows {
+		allow, ok := allowed[pkg]
+		if !ok {
+			t.Errorf("ARCHITECTURE.md lists %s, which is no package of arch_test.go's allow-list", pkg)
+			continue
+		}
+		var want []string
+		for _, a := range allow {
+			if p, ok := strings.CutPrefix(a, module+"/"); ok {
+				want = append(want, p)
+			}
+		}
+		var got []string
+		for _, m := range code.FindAllStringSubmatch(imports, -1) {
+			got = append(got, m[1])
+		}
+		if len(got) == 0 && strings.TrimSpace(imports) != "none" {
+			continue // a sentence ("everything it wires"), not a list
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(want, got) {
+			t.Errorf("ARCHITECTURE.md: %s imports %v, the allow-list says %v", pkg, got, want)
+		}
+	}
 }

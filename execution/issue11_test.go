@@ -93,12 +93,18 @@ func TestIssue11WedgedPrimaryOpensBreaker(t *testing.T) {
 func TestIssue11WedgedSingleRoute(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		name    string
-		profile Profile
-		limit   time.Duration
+		name       string
+		profile    Profile
+		probeModel string
+		limit      time.Duration
 	}{
-		{"defaults", ProfileNone, 120*sec + 30*sec},
-		{"litellm profile", ProfileLiteLLM, 300*sec + 30*sec + 7*5*sec},
+		{"defaults", ProfileNone, "", 120*sec + 30*sec},
+		// The first wave's 8 starts are paced 5s apart: the last ends 35s
+		// after the first.
+		{"litellm profile, probe model", ProfileLiteLLM, "probe-model", 300*sec + 30*sec + 7*5*sec},
+		// Probing the slow model itself is a call on the slow path: it
+		// gets the floor, so the verdict takes one floor more.
+		{"litellm profile, own model", ProfileLiteLLM, "", 300*sec + 300*sec + 7*5*sec},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -106,7 +112,7 @@ func TestIssue11WedgedSingleRoute(t *testing.T) {
 				t0 := time.Now()
 				f := newFake("only", t0, always(step{hang: true}))
 				r := route("only", f)
-				r.Profile = tt.profile
+				r.Profile, r.ProbeModel = tt.profile, tt.probeModel
 				pol := policy(func(p *Policy) {
 					if tt.profile != ProfileNone {
 						p.ItemBudget, p.Budget = 16*minute, 30*minute

@@ -948,7 +948,9 @@ func waitBreaker(ctx context.Context, bv breakerView, room time.Duration) waitRe
 const probeMessage = "Health check from warden: reply with the single word OK."
 
 // probe sends the engine's health probe on a half-open route under permit
-// p, with Policy.ProbeTimeout (clipped to limit), and records its verdict:
+// p, with Policy.ProbeTimeout (a profile route's floor when the probe goes
+// to the route's own model and key), clipped to limit, and records its
+// verdict:
 // an answer (even an empty or unusable one) closes the breaker; a failure
 // or a timeout re-opens it and marks the route unresponsive. It
 // returns the probe as an Attempt of KindProbe.
@@ -959,10 +961,18 @@ func (e *Engine) probe(ctx context.Context, rs *runState, r *routeState, p permi
 	}
 	req := &Request{Model: model, Messages: []Message{{Role: "user", Content: probeMessage}}, MaxTokens: 16}
 	start := time.Now()
-	d := min(e.policy.ProbeTimeout, limit.Sub(start))
+	// A probe of a profile route's own slow model is a call on the slow
+	// path like any other: it gets the floor, never less (abandoning it at
+	// 30s is the early-abandon pattern the standard forbids). A probe on a
+	// designated probe model or key gets the standard's 30s.
+	timeout := e.policy.ProbeTimeout
+	if r.ru.floor > 0 && r.r.ProbeProvider == nil && r.r.ProbeModel == "" {
+		timeout = r.ru.floor
+	}
+	d := min(timeout, limit.Sub(start))
 	a := Attempt{
 		Route: r.r.Name, Model: model, Kind: KindProbe, Start: start.Sub(rs.start),
-		TimeoutBase: e.policy.ProbeTimeout, TimeoutEffective: e.policy.ProbeTimeout, Deadline: d,
+		TimeoutBase: timeout, TimeoutEffective: timeout, Deadline: d,
 		ItemRemaining: limit.Sub(start), ReviewRemaining: rs.workEnd.Sub(start),
 		Decision: DecisionProbe, Breaker: BreakerHalfOpen.String(),
 	}
@@ -993,7 +1003,7 @@ func (e *Engine) probe(ctx context.Context, rs *runState, r *routeState, p permi
 		v = verdictSuccess // alive, and the cool-down keeps items off it
 	case ClassTimeout:
 		if a.Err != nil {
-			a.Err = &TimeoutError{Route: r.r.Name, Base: e.policy.ProbeTimeout, Effective: e.policy.ProbeTimeout, Deadline: d, Elapsed: a.Duration, Err: err}
+			a.Err = &TimeoutError{Route: r.r.Name, Base: timeout, Effective: timeout, Deadline: d, Elapsed: a.Duration, Err: err}
 		}
 		v = verdictTimeout
 	case ClassAuth, ClassPayment, ClassModelNotFound:

@@ -64,13 +64,7 @@ func notReviewed(r *review.Report) []review.Item {
 
 // reasonOf is an item's reason, or its status when the reason is missing.
 func reasonOf(it review.Item) string {
-	if it.Reason != "" {
-		return it.Reason
-	}
-	if it.Status == "" {
-		return "unknown"
-	}
-	return string(it.Status)
+	return cmp.Or(it.Reason, string(it.Status), "unknown")
 }
 
 // tally counts keys, most frequent first, then by name.
@@ -101,7 +95,7 @@ func tally(keys []string) []tallyEntry {
 func reasonBreakdown(items []review.Item) string {
 	keys := make([]string, len(items))
 	for i, it := range items {
-		keys[i] = oneLine(reasonOf(it))
+		keys[i] = OneLine(reasonOf(it))
 	}
 	return joinTally(tally(keys), func(e tallyEntry) string {
 		return e.key + " " + fmtCount(e.n)
@@ -114,9 +108,9 @@ func reasonBreakdown(items []review.Item) string {
 func causeBreakdown(items []review.Item) string {
 	keys := make([]string, len(items))
 	for i, it := range items {
-		k := oneLine(reasonOf(it))
+		k := OneLine(reasonOf(it))
 		if it.Route != "" {
-			k += " on route " + oneLine(it.Route)
+			k += " on route " + OneLine(it.Route)
 		}
 		keys[i] = k
 	}
@@ -175,12 +169,7 @@ func findingsPhrase(fs []review.Finding) string {
 }
 
 // plural is "1 file" or "1,500 files".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmtCount(n) + " " + many
-}
+func plural(n int, one, many string) string { return fmtCount(n) + " " + review.Plural(n, one, many) }
 
 // fmtCount is n with thousands separators: "12,345".
 func fmtCount(n int) string {
@@ -234,7 +223,7 @@ func longHeadline(r *review.Report) string {
 	}
 	// Partial, an unknown outcome, or a "complete" report whose items say
 	// otherwise: name the outcome and the gap.
-	name := strings.ToUpper(oneLine(string(r.Outcome)))
+	name := strings.ToUpper(OneLine(string(r.Outcome)))
 	if name == "" {
 		name = "UNKNOWN OUTCOME"
 	}
@@ -282,7 +271,7 @@ func droppedLines(r *review.Report) []string {
 	}
 	if d.BelowReportOn > 0 {
 		out = append(out, fmt.Sprintf("%s below %s not shown (report_on %s)",
-			plural(d.BelowReportOn, "finding", "findings"), oneLine(r.Policy.ReportOn), oneLine(r.Policy.ReportOn)))
+			plural(d.BelowReportOn, "finding", "findings"), OneLine(r.Policy.ReportOn), OneLine(r.Policy.ReportOn)))
 	}
 	if d.AnswerCap > 0 {
 		out = append(out, fmt.Sprintf("%s not shown: one answer may hold at most %d findings (answer cap)",
@@ -439,11 +428,6 @@ func IsBidiControl(r rune) bool {
 	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C
 }
 
-// oneLine sanitizes s and collapses every run of white space to one space.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(sanitize(s, false)), " ")
-}
-
 // clip shortens s to at most n bytes on a rune boundary, marking the cut
 // with "…".
 func clip(s string, n int) string {
@@ -458,9 +442,4 @@ func clip(s string, n int) string {
 }
 
 // dash stands in for an empty cell.
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
+func dash(s string) string { return cmp.Or(s, "-") }

@@ -117,3 +117,8 @@ func Write(w io.Writer, r *review.Report, f Format, opts Options) error {
 	}
 	return nil
 }
+
+// OneLine folds a message onto one line: control characters dropped, runs
+// of white space (newlines included) one space. It is the one folding of
+// untrusted and multi-line text for titles, logs and table cells.
+func OneLine(s string) string { return strings.Join(strings.Fields(sanitize(s, true)), " ") }

@@ -296,7 +296,7 @@ func mdRoutes(r *review.Report) (routes, fb *mdSection) {
 		it := f.item
 		fb.rows = append(fb.rows, fmt.Sprintf("- %s (%s): %s\n",
 			mdCode(clip(textLoc(dash(it.Path), it.StartLine, it.EndLine), mdMaxFileLine), false),
-			mdEscape(clip(dash(oneLine(it.Skill)), mdMaxCell)), mdEscape(clip(f.path, mdMaxCell))))
+			mdEscape(clip(dash(OneLine(it.Skill)), mdMaxCell)), mdEscape(clip(f.path, mdMaxCell))))
 	}
 	fb.more = func(n int) string {
 		return fmt.Sprintf("- _… and %s; the JSON report file has every attempt._\n", plural(n, "more item", "more items"))
@@ -316,7 +316,7 @@ func mdDiagnoses(r *review.Report) string {
 	var b strings.Builder
 	b.WriteString("### Diagnosis\n\n")
 	for _, d := range r.Diagnoses {
-		b.WriteString("- " + mdEscape(clip(dash(oneLine(d.Message)), mdMaxDiagnosis)) + "\n")
+		b.WriteString("- " + mdEscape(clip(dash(OneLine(d.Message)), mdMaxDiagnosis)) + "\n")
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -358,7 +358,7 @@ func mdIgnored(r *review.Report) *mdSection {
 		fmtCount(len(r.Ignored)))
 	s.table = "| Path | Reason |\n| --- | --- |\n"
 	for _, x := range r.Ignored {
-		s.rows = append(s.rows, fmt.Sprintf("| %s | %s |\n", mdCode(clip(oneLine(x.Path), mdMaxCell), true), mdCell(x.Reason)))
+		s.rows = append(s.rows, fmt.Sprintf("| %s | %s |\n", mdCode(clip(OneLine(x.Path), mdMaxCell), true), mdCell(x.Reason)))
 	}
 	s.more = func(n int) string {
 		return fmt.Sprintf("| _… and %s_ | |\n", plural(n, "more path", "more paths"))
@@ -420,13 +420,13 @@ func mdFindings(r *review.Report, c counts, opts Options) *mdSection {
 
 func mdFinding(f review.Finding) string {
 	var b strings.Builder
-	title := oneLine(f.Title)
+	title := OneLine(f.Title)
 	if title == "" {
 		title = "(untitled)"
 	}
 	fmt.Fprintf(&b, "#### %s %s: %s\n\n", severityMark(f.Severity), mdEscape(f.Severity.String()), mdInline(clip(title, 300)))
 	fmt.Fprintf(&b, "%s · %s\n\n", mdCode(clip(textLoc(dash(f.Path), f.StartLine, f.EndLine), mdMaxFileLine), false),
-		mdEscape(dash(oneLine(f.Skill))))
+		mdEscape(dash(OneLine(f.Skill))))
 	if desc := mdBlock(clip(strings.TrimSpace(sanitize(f.Description, true)), mdMaxDescription)); desc != "" {
 		b.WriteString(desc + "\n\n")
 	}
@@ -733,14 +733,14 @@ func escapeLineStart(line string) string {
 
 // mdCell is a table cell's text: one line, clipped and escaped.
 func mdCell(s string) string {
-	return mdEscape(clip(dash(oneLine(s)), mdMaxCell))
+	return mdEscape(clip(dash(OneLine(s)), mdMaxCell))
 }
 
 // mdCode is s as a code span whose backtick fence is longer than any run of
 // backticks inside it. In a table, pipes are escaped as GFM requires even
 // inside code spans.
 func mdCode(s string, inTable bool) string {
-	s = oneLine(s)
+	s = OneLine(s)
 	if s == "" {
 		return "-"
 	}
@@ -758,7 +758,7 @@ func mdCode(s string, inTable bool) string {
 // never treats it as an applicable ```suggestion), fenced by more backticks
 // than the longest run inside, and at least three.
 func mdFence(content string) string {
-	fence := strings.Repeat("`", max(3, longestRun(content, '`')+1))
+	fence := strings.Repeat("`", FenceLength(content))
 	return fence + "\n" + content + "\n" + fence + "\n"
 }
 

@@ -142,7 +142,7 @@ func writeSARIF(buf *bytes.Buffer, r *review.Report, opts Options) error {
 		id := ruleID(f.Skill)
 		fp := Fingerprint(f)
 		seen[fp]++
-		text := oneLine(f.Title)
+		text := OneLine(f.Title)
 		if text == "" {
 			text = "warden finding"
 		}
@@ -152,7 +152,7 @@ func writeSARIF(buf *bytes.Buffer, r *review.Report, opts Options) error {
 		run.Results = append(run.Results, sarifResult{
 			RuleID:              id,
 			RuleIndex:           index[id],
-			Level:               sarifLevel(f.Severity),
+			Level:               LevelOf(f.Severity).SARIF(),
 			Message:             sarifText{Text: sarifMessage(text)},
 			Locations:           []sarifLocation{sarifLocationOf(f.Path, f.StartLine, f.EndLine)},
 			PartialFingerprints: map[string]string{FingerprintKey: fp + ":" + strconv.Itoa(seen[fp])},
@@ -204,7 +204,7 @@ func sarifRules(r *review.Report) ([]sarifRule, map[string]int) {
 }
 
 func ruleID(skill string) string {
-	if s := oneLine(skill); s != "" {
+	if s := OneLine(skill); s != "" {
 		return s
 	}
 	return "warden"
@@ -215,7 +215,7 @@ func ruleID(skill string) string {
 func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
 	c := countItems(r)
 	inv := sarifInvocation{
-		ExecutionSuccessful: r.Outcome == review.OutcomeComplete && c.notReviewed == 0,
+		ExecutionSuccessful: r.Complete(), // review.Decide's rule, not re-derived here
 		Properties: sarifInvocationProp{
 			Outcome: string(r.Outcome), Planned: c.planned, Reviewed: c.reviewed, Failed: c.failed, Skipped: c.skipped,
 		},
@@ -240,9 +240,9 @@ func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
 			level = "error"
 		}
 		msg := fmt.Sprintf("Not reviewed: skill %s on %s: %s (%s)", ruleID(it.Skill),
-			dash(textLoc(it.Path, it.StartLine, it.EndLine)), dash(oneLine(string(it.Status))), oneLine(reasonOf(it)))
+			dash(textLoc(it.Path, it.StartLine, it.EndLine)), dash(OneLine(string(it.Status))), OneLine(reasonOf(it)))
 		if it.Route != "" {
-			msg += " on route " + oneLine(it.Route)
+			msg += " on route " + OneLine(it.Route)
 		}
 		n := sarifNotification{
 			Level:          level,
@@ -255,18 +255,6 @@ func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, n)
 	}
 	return inv
-}
-
-// sarifLevel maps a severity to a SARIF level: critical and high are
-// errors, medium a warning, the rest notes.
-func sarifLevel(s review.Severity) string {
-	switch {
-	case s >= review.SeverityHigh:
-		return "error"
-	case s == review.SeverityMedium:
-		return "warning"
-	}
-	return "note"
 }
 
 // sarifLocationOf is a repository-relative location; lines are clamped so
@@ -293,7 +281,7 @@ func artifactURI(path string) string {
 // left out on purpose, so that an alert survives edits above it.
 func Fingerprint(f review.Finding) string {
 	h := sha256.New()
-	for _, s := range []string{oneLine(f.Skill), strings.TrimSpace(f.Path), oneLine(f.Title)} {
+	for _, s := range []string{OneLine(f.Skill), strings.TrimSpace(f.Path), OneLine(f.Title)} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}

@@ -203,7 +203,7 @@ func TestSARIFResult(t *testing.T) {
 	want := []res{
 		{"sec", "error", "A\n\nwhy", "dir/a%20b.go", 1, 1, "critical", "fix()", fpDot + ":1"},
 		{"warden", "warning", "warden finding", "c.go", 4, 6, "medium", "", Fingerprint(r.Findings[2]) + ":1"},
-		{"sec", "note", "A", "dir/a%20b.go", 9, 9, "low", "", fpA + ":1"},
+		{"sec", "warning", "A", "dir/a%20b.go", 9, 9, "low", "", fpA + ":1"},
 	}
 	if diff := cmp.Diff(want, rs); diff != "" {
 		t.Errorf("Write(sarif) results (-want +got):\n%s", diff)
@@ -254,13 +254,13 @@ func TestSARIFLevel(t *testing.T) {
 		{review.SeverityCritical, "error"},
 		{review.SeverityHigh, "error"},
 		{review.SeverityMedium, "warning"},
-		{review.SeverityLow, "note"},
+		{review.SeverityLow, "warning"},
 		{review.SeverityInfo, "note"},
 		{review.SeverityNone, "note"},
 	}
 	for _, tt := range tests {
-		if got := sarifLevel(tt.in); got != tt.want {
-			t.Errorf("sarifLevel(%v) = %q, want %q", tt.in, got, tt.want)
+		if got := LevelOf(tt.in).SARIF(); got != tt.want {
+			t.Errorf("LevelOf(%v).SARIF() = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

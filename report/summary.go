@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/org/warden/execution"
 	"github.com/org/warden/review"
 )
 
@@ -80,49 +81,38 @@ func outcomeLabel(o review.Outcome) string {
 	case review.OutcomeDryRun:
 		return "Dry run"
 	}
-	if s := oneLine(string(o)); s != "" {
+	if s := OneLine(string(o)); s != "" {
 		return "Outcome " + strconv.Quote(clip(s, 40))
 	}
 	return "Unknown outcome"
 }
 
-// reasonMeaning explains the item reasons of DESIGN.md §4 (failure classes
-// and skip reasons) in a few words; "" for one it does not know.
-func reasonMeaning(reason string) string {
-	switch reason {
-	case "timeout":
-		return "the model did not answer within the deadline"
-	case "rate_limited":
-		return "the provider kept rate-limiting the requests"
-	case "overloaded":
-		return "the provider was overloaded"
-	case "server_error":
-		return "the provider answered with a server error"
-	case "connection":
-		return "the provider could not be reached"
-	case "unavailable":
-		return "the provider was unavailable"
-	case "bad_response":
-		return fmt.Sprintf("the model's answer could not be used (no JSON findings object, cut off at max_tokens, or over the %d MiB answer cap)", review.MaxAnswerBytes>>20)
-	case "auth":
-		return "the provider rejected the credentials (HTTP 401/403); check the route's API key"
-	case "payment":
-		return "the provider asked for payment (credits exhausted)"
-	case "model_not_found":
-		return "the provider does not know the configured model"
-	case "bad_request":
-		return "the provider rejected the request"
-	case "circuit_open", "rejected":
-		return "the route was not tried: its circuit breaker was open or it was disabled"
-	case "budget":
-		return "the review's time budget ran out first"
-	case "budget:cost":
-		return "the review's cost cap was reached first"
-	case "cancelled":
-		return "the review was cancelled before these items finished"
-	}
-	return ""
+// reasonMeanings explain every item reason a review can produce
+// (review.ItemReasons: the failure classes and skip reasons of DESIGN.md
+// §4) in a few words, keyed by execution's own names.
+var reasonMeanings = map[string]string{
+	execution.ClassUnknown.String():       "the failure could not be classified",
+	execution.ClassTimeout.String():       "the model did not answer within the deadline",
+	execution.ClassRateLimited.String():   "the provider kept rate-limiting the requests",
+	execution.ClassOverloaded.String():    "the provider was overloaded",
+	execution.ClassServerError.String():   "the provider answered with a server error",
+	execution.ClassConnection.String():    "the provider could not be reached",
+	execution.ClassBadResponse.String():   fmt.Sprintf("the model's answer could not be used (no JSON findings object, cut off at max_tokens, or over the %d MiB answer cap)", review.MaxAnswerBytes>>20),
+	execution.ClassAuth.String():          "the provider rejected the credentials (HTTP 401/403); check the route's API key",
+	execution.ClassPayment.String():       "the provider asked for payment (credits exhausted)",
+	execution.ClassModelNotFound.String(): "the provider does not know the configured model",
+	execution.ClassBadRequest.String():    "the provider rejected the request",
+	execution.ClassCancelled.String():     "the review was cancelled before these items finished",
+	execution.ClassRejected.String():      "the route was not tried: its circuit breaker was open, its probe slot taken, or it was disabled",
+	review.ReasonPromptTruncated:          "the provider cut the prompt short, so the model did not see the whole change",
+	execution.ReasonBudget:                "the review's time budget ran out first",
+	execution.ReasonBudgetCost:            "the review's cost cap was reached first",
+	execution.ReasonBudgetTokens:          "the review's token cap was reached first",
+	execution.ReasonCircuitOpen:           "the route was not tried: its circuit breaker was open",
 }
+
+// reasonMeaning explains an item reason; "" for one it does not know.
+func reasonMeaning(reason string) string { return reasonMeanings[reason] }
 
 // skillCoverage is one row of the coverage table.
 type skillCoverage struct {
@@ -135,7 +125,7 @@ func coverageBySkill(items []review.Item) []skillCoverage {
 	idx := map[string]int{}
 	var out []skillCoverage
 	for _, it := range items {
-		name := oneLine(it.Skill)
+		name := OneLine(it.Skill)
 		i, ok := idx[name]
 		if !ok {
 			i = len(out)
@@ -186,7 +176,7 @@ func groupByReason(items []review.Item) []reasonGroup {
 		if it.Status == review.StatusReviewed {
 			continue
 		}
-		reason := oneLine(reasonOf(it))
+		reason := OneLine(reasonOf(it))
 		g := groups[reason]
 		if g == nil {
 			g = &reasonGroup{reason: reason}
@@ -200,7 +190,7 @@ func groupByReason(items []review.Item) []reasonGroup {
 		case review.StatusSkipped:
 			g.skipped++
 		}
-		path := oneLine(it.Path)
+		path := OneLine(it.Path)
 		key := [2]string{reason, path}
 		i, ok := fileIdx[key]
 		if !ok {
@@ -214,7 +204,7 @@ func groupByReason(items []review.Item) []reasonGroup {
 		} else {
 			f.whole = true
 		}
-		f.skills = appendNew(f.skills, oneLine(it.Skill))
+		f.skills = appendNew(f.skills, OneLine(it.Skill))
 		if chain := routeChain(it); chain != "" {
 			f.routes = appendNew(f.routes, chain)
 		}
@@ -275,13 +265,13 @@ func spansText(spans []lineSpan) string {
 func routeChain(it review.Item) string {
 	var routes []string
 	for _, a := range it.Attempts {
-		name := oneLine(a.Route)
+		name := OneLine(a.Route)
 		if name != "" && (len(routes) == 0 || routes[len(routes)-1] != name) {
 			routes = append(routes, name)
 		}
 	}
 	if len(routes) == 0 {
-		return oneLine(it.Route)
+		return OneLine(it.Route)
 	}
 	return strings.Join(routes, " → ")
 }
@@ -313,11 +303,11 @@ func fallbacks(items []review.Item) []fallbackItem {
 		if it.Status != review.StatusReviewed || len(it.Attempts) == 0 {
 			continue
 		}
-		served := oneLine(it.Route)
+		served := OneLine(it.Route)
 		if served == "" {
-			served = oneLine(it.Attempts[len(it.Attempts)-1].Route)
+			served = OneLine(it.Attempts[len(it.Attempts)-1].Route)
 		}
-		first := oneLine(it.Attempts[0].Route)
+		first := OneLine(it.Attempts[0].Route)
 		if served == "" || served == first {
 			continue
 		}
@@ -332,9 +322,9 @@ func fallbackPath(attempts []review.Attempt, served string) string {
 	type hop struct{ route, why string }
 	var hops []hop
 	for _, a := range attempts {
-		name := oneLine(a.Route)
-		why := oneLine(a.Class)
-		if r := oneLine(a.Reason); r != "" && (why == "" || why == "rejected") {
+		name := OneLine(a.Route)
+		why := OneLine(a.Class)
+		if r := OneLine(a.Reason); r != "" && (why == "" || why == "rejected") {
 			why = r
 		}
 		if len(hops) > 0 && hops[len(hops)-1].route == name {

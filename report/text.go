@@ -59,7 +59,7 @@ func outcomeColor(o review.Outcome) string {
 
 // textLoc is "path:12-18".
 func textLoc(path string, start, end int) string {
-	p := oneLine(path)
+	p := OneLine(path)
 	if lr := lineRange(start, end, "-"); lr != "" {
 		return p + ":" + lr
 	}
@@ -99,16 +99,16 @@ func textFindings(buf *bytes.Buffer, r *review.Report, opts Options, p palette) 
 	for _, f := range sorted(shown, byLocation) {
 		if first || f.Path != path {
 			path, first = f.Path, false
-			buf.WriteString("\n" + p.paint(sgrBold, dash(oneLine(f.Path))) + "\n")
+			buf.WriteString("\n" + p.paint(sgrBold, dash(OneLine(f.Path))) + "\n")
 		} else {
 			buf.WriteString("\n")
 		}
 		label := fmt.Sprintf("%-8s", strings.ToUpper(f.Severity.String()))
-		title := oneLine(f.Title)
+		title := OneLine(f.Title)
 		if title == "" {
 			title = "(untitled)"
 		}
-		fmt.Fprintf(buf, "  %s  %s  [%s]\n", p.paint(severityColor(f.Severity), label), title, dash(oneLine(f.Skill)))
+		fmt.Fprintf(buf, "  %s  %s  [%s]\n", p.paint(severityColor(f.Severity), label), title, dash(OneLine(f.Skill)))
 		const indent = "            "
 		buf.WriteString(indent + textLoc(f.Path, f.StartLine, f.EndLine) + "\n")
 		if d := strings.TrimSpace(sanitize(f.Description, true)); d != "" {
@@ -164,7 +164,7 @@ func textNotReviewed(buf *bytes.Buffer, r *review.Report, c counts, p palette) {
 }
 
 // cell is one tabwriter cell: a single line without tabs.
-func cell(s string) string { return dash(oneLine(s)) }
+func cell(s string) string { return dash(OneLine(s)) }
 
 func textIgnored(buf *bytes.Buffer, r *review.Report, p palette) {
 	if len(r.Ignored) == 0 {
@@ -187,14 +187,14 @@ func groupIgnored(ig []review.Ignored) []ignoredGroup {
 	var out []ignoredGroup
 	at := map[string]int{}
 	for _, x := range ig {
-		reason := dash(oneLine(x.Reason))
+		reason := dash(OneLine(x.Reason))
 		i, ok := at[reason]
 		if !ok {
 			i = len(out)
 			at[reason] = i
 			out = append(out, ignoredGroup{reason: reason})
 		}
-		out[i].paths = append(out[i].paths, dash(oneLine(x.Path)))
+		out[i].paths = append(out[i].paths, dash(OneLine(x.Path)))
 	}
 	return out
 }
@@ -234,7 +234,7 @@ func textFallbacks(buf *bytes.Buffer, r *review.Report, p palette) {
 		fallbackSummary(fbs) + "\n")
 	for _, f := range fbs {
 		it := f.item
-		fmt.Fprintf(buf, "  %s (%s): %s\n", textLoc(dash(it.Path), it.StartLine, it.EndLine), dash(oneLine(it.Skill)), f.path)
+		fmt.Fprintf(buf, "  %s (%s): %s\n", textLoc(dash(it.Path), it.StartLine, it.EndLine), dash(OneLine(it.Skill)), f.path)
 	}
 }
 
@@ -245,7 +245,7 @@ func textDiagnoses(buf *bytes.Buffer, r *review.Report, p palette) {
 	}
 	buf.WriteString("\n" + p.paint(sgrBoldYel, "Diagnosis") + "\n")
 	for _, d := range r.Diagnoses {
-		buf.WriteString("  " + dash(oneLine(d.Message)) + "\n")
+		buf.WriteString("  " + dash(OneLine(d.Message)) + "\n")
 	}
 }
 

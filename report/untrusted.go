@@ -68,3 +68,72 @@ func defangURL(u string) string {
 	}
 	return scheme + strings.ReplaceAll(host, ".", "[.]") + path
 }
+
+// The Markdown rules: what GitHub renders in a comment.
+var (
+	// What GitHub autolinks: an http(s) or ftp URL, or a host starting
+	// with "www.".
+	mdLinkRE = regexp.MustCompile("(?i)(?:(?:https?|ftp)://|www\\.)[^\\s<>`\"')\\]]+")
+	// A link reference definition's label, "[label]:", which would turn a
+	// destination such as //evil.example into a link.
+	refDefRE = regexp.MustCompile(`\[([^\]\n]*)\]:`)
+	// A fence opening with the info string "suggestion", which GitHub
+	// renders as an applicable change.
+	suggestionFenceRE = regexp.MustCompile("(?im)^([ \t>]*(?:`{3,}|~{3,})[ \t]*)suggestion")
+)
+
+// Neutralize makes model text safe to render in a GitHub comment:
+//   - @-mentions are broken with a zero-width space (@\u200bname), so the
+//     model cannot notify people or teams;
+//   - "<" becomes "&lt;", so no raw HTML (tags, <details>, <img>, HTML
+//     comments that could forge a fingerprint marker) reaches the renderer;
+//   - "![" becomes "!\[", "](" becomes "]\(" and "[label]:" becomes
+//     "\[label]:", so no image, inline link or link reference definition
+//     (whose destination could be //evil.example) is rendered;
+//   - a URL GitHub would autolink (http://, https://, ftp://, www.) that is
+//     not under repoURL (the repository on GITHUB_SERVER_URL) becomes inline
+//     code, so it is shown but not linked;
+//   - a fence whose info string is "suggestion" gets "text" instead, so a
+//     description cannot smuggle in an applicable change: the only
+//     suggestion block in a comment is warden's own, on exactly the
+//     finding's lines.
+//
+// Control characters and bidi overrides are dropped.
+func Neutralize(s, repoURL string) string {
+	s = sanitize(s, true)
+	s = strings.ReplaceAll(s, "<", "&lt;")
+	s = strings.ReplaceAll(s, "![", `!\[`)
+	s = strings.ReplaceAll(s, "](", `]\(`)
+	s = refDefRE.ReplaceAllString(s, `\[$1]:`)
+	s = suggestionFenceRE.ReplaceAllString(s, "${1}text")
+	s = mentionRE.ReplaceAllString(s, "$1@\u200b$2")
+	s = mdLinkRE.ReplaceAllStringFunc(s, func(u string) string {
+		if UnderRepo(u, repoURL) {
+			return u
+		}
+		return InlineCode(u)
+	})
+	return s
+}
+
+// InlineCode wraps s in a code span whose backtick run is longer than any
+// inside it.
+func InlineCode(s string) string {
+	n := longestRun(s, '`') + 1
+	ticks := strings.Repeat("`", n)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return ticks + " " + s + " " + ticks
+	}
+	return ticks + s + ticks
+}
+
+// FenceLength is the number of backticks a code fence around s needs: at
+// least three, and more than the longest backtick run in s (reviewdog's
+// GetCodeFenceLength), so that s cannot close the fence.
+func FenceLength(s string) int {
+	return max(3, longestRun(s, '`')+1)
+}
+
+// Sanitize drops control characters (newlines and tabs kept) and bidi
+// overrides from untrusted text: the base of every rule here.
+func Sanitize(s string) string { return sanitize(s, true) }

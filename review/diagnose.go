@@ -276,9 +276,4 @@ func seconds(ms int64) string {
 }
 
 // plural is "1 call" or "3 calls".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
+func plural(n int, one, many string) string { return strconv.Itoa(n) + " " + Plural(n, one, many) }

@@ -297,8 +297,11 @@ type Publisher interface {
 
 // Blocks reports whether a finding reaches failOn: the one rule behind the
 // exit code 1 and the check run's failure conclusion.
-func (r *Report) Blocks(failOn Severity) bool {
-	for _, f := range r.Findings {
+func (r *Report) Blocks(failOn Severity) bool { return Blocking(r.Findings, failOn) }
+
+// Blocking reports whether one of fs reaches failOn.
+func Blocking(fs []Finding, failOn Severity) bool {
+	for _, f := range fs {
 		if f.Severity.AtLeast(failOn) {
 			return true
 		}

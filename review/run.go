@@ -35,40 +35,12 @@ func DryRun(p *Plan, eng *execution.Engine, opts Options) *Report {
 // (bad_response) and not the others.
 func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Report {
 	start := time.Now()
-	// One engine item per request; group[i] is work item i's.
-	group := make([]int, len(p.Items))
-	var items []execution.Item
-	var sizes []int
-	for i, wi := range p.Items {
-		if i > 0 && wi.Request == p.Items[i-1].Request {
-			group[i] = group[i-1]
-			sizes[group[i]]++
-			continue
-		}
-		group[i] = len(items)
-		items = append(items, execution.Item{Request: wi.Request, Accept: acceptAnswer})
-		sizes = append(sizes, 1)
-	}
-	for g := range items {
-		if sizes[g] > 1 {
-			items[g].Accept = acceptBatch
-		}
-	}
+	items, group, sizes := requests(p)
 	guardTruncation(items)
 	results := eng.Run(ctx, items, opts.Progress)
 
 	r := newReport(p, eng, opts)
-	routes := map[string]execution.Route{}
-	type hostPort struct {
-		host string
-		port int
-	}
-	servers := map[string]hostPort{}
-	for _, rt := range eng.Routes() {
-		routes[rt.Name] = rt
-		host, port := serverAddress(rt.BaseURL)
-		servers[rt.Name] = hostPort{host, port}
-	}
+	idx := indexRoutes(eng)
 	var findings []Finding
 	var dropped FindingsDropped
 	var batch *batchAnswer
@@ -77,79 +49,13 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 		res, size, first := results[g], sizes[g], i == 0 || group[i-1] != g
 		it.TimeoutEffectiveMS = wi.TimeoutEffective.Milliseconds()
 		it.Request, it.StartMS, it.DurationMS = g+1, res.Start.Milliseconds(), res.Duration.Milliseconds()
-		for _, a := range res.Attempts {
-			server := servers[a.Route]
-			it.Attempts = append(it.Attempts, Attempt{
-				Route:              a.Route,
-				Model:              a.Model,
-				Kind:               a.Kind.String(),
-				TimeoutBaseMS:      a.TimeoutBase.Milliseconds(),
-				TimeoutEffectiveMS: a.TimeoutEffective.Milliseconds(),
-				DurationMS:         a.Duration.Milliseconds(),
-				Class:              a.Class.String(),
-				Reason:             a.Reason,
-				Number:             a.Number,
-				StartMS:            a.Start.Milliseconds(),
-				DeadlineMS:         a.Deadline.Milliseconds(),
-				ItemRemainingMS:    a.ItemRemaining.Milliseconds(),
-				ReviewRemainingMS:  a.ReviewRemaining.Milliseconds(),
-				QueueWaitMS:        a.QueueWait.Milliseconds(),
-				BackoffMS:          a.Backoff.Milliseconds(),
-				RetryAfterMS:       a.RetryAfter.Milliseconds(),
-				TTFTMS:             a.FirstByte.Milliseconds(),
-				PromptTokens:       a.Usage.PromptTokens,
-				CompletionTokens:   a.Usage.CompletionTokens,
-				CachedTokens:       a.Usage.CachedTokens,
-				ResponseModel:      a.ResponseModel,
-				Decision:           a.Decision,
-				Breaker:            a.Breaker,
-				ServerAddress:      server.host,
-				ServerPort:         server.port,
-			})
-			cost := routes[a.Route].Cost(a.Usage)
-			it.CostUSD += cost / float64(size)
-			if first { // a request's usage counts once, however many items share it
-				r.Usage.PromptTokens += a.Usage.PromptTokens
-				r.Usage.CompletionTokens += a.Usage.CompletionTokens
-				r.Usage.CachedTokens += a.Usage.CachedTokens
-				r.Usage.CostUSD += cost
-			}
-		}
+		idx.record(r, it, res, size, first)
 		switch res.Status {
 		case execution.StatusDone:
-			it.Status, it.Route = StatusReviewed, res.Route
-			model := res.Response.Model
-			if model == "" {
-				model = routes[res.Route].Model
+			if first && size > 1 {
+				batch = readBatch(p, i, size, res, &dropped)
 			}
-			base := Finding{Skill: wi.Skill.Name, Path: wi.Chunk.Path, Route: res.Route, Model: model}
-			lines := lineRange{wi.Chunk.StartLine, wi.Chunk.EndLine}
-			if size == 1 {
-				raw, err := ParseAnswer(res.Response.Content)
-				if err != nil { // Accept passed it, so this cannot happen; never call it clean
-					it.Status, it.Reason = StatusFailed, execution.ClassBadResponse.String()
-					continue
-				}
-				findings = append(findings, validate(raw, lines, base, &dropped)...)
-				continue
-			}
-			if first {
-				names := make([]string, size)
-				for k := range size {
-					names[k] = p.Items[i+k].Skill.Name
-				}
-				var err error
-				if batch, err = parseBatchAnswer(res.Response.Content, names); err != nil {
-					batch = nil
-				} else {
-					dropped.UnknownSkill += batch.dropped
-				}
-			}
-			if batch == nil || batch.bad[wi.Skill.Name] != nil {
-				it.Status, it.Reason = StatusFailed, execution.ClassBadResponse.String()
-				continue
-			}
-			findings = append(findings, validate(batch.findings[wi.Skill.Name], lines, base, &dropped)...)
+			findings = append(findings, idx.answer(it, &p.Items[i], res, size, batch, &dropped)...)
 		case execution.StatusFailed:
 			it.Status, it.Reason = StatusFailed, failureReason(res)
 			if n := len(res.Attempts); n > 0 {
@@ -167,6 +73,136 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 	r.DurationMS = time.Since(start).Milliseconds()
 	r.Diagnoses = Diagnose(r)
 	return r
+}
+
+// requests makes one engine item per request; group[i] is work item i's,
+// sizes[g] how many work items share request g (a batch).
+func requests(p *Plan) (items []execution.Item, group, sizes []int) {
+	group = make([]int, len(p.Items))
+	for i, wi := range p.Items {
+		if i > 0 && wi.Request == p.Items[i-1].Request {
+			group[i] = group[i-1]
+			sizes[group[i]]++
+			continue
+		}
+		group[i] = len(items)
+		items = append(items, execution.Item{Request: wi.Request, Accept: acceptAnswer})
+		sizes = append(sizes, 1)
+	}
+	for g := range items {
+		if sizes[g] > 1 {
+			items[g].Accept = acceptBatch
+		}
+	}
+	return items, group, sizes
+}
+
+// routeIndex is what the report needs of each route, by name.
+type routeIndex struct {
+	routes  map[string]execution.Route
+	servers map[string]hostPort
+}
+
+type hostPort struct {
+	host string
+	port int
+}
+
+func indexRoutes(eng *execution.Engine) routeIndex {
+	idx := routeIndex{routes: map[string]execution.Route{}, servers: map[string]hostPort{}}
+	for _, rt := range eng.Routes() {
+		idx.routes[rt.Name] = rt
+		host, port := serverAddress(rt.BaseURL)
+		idx.servers[rt.Name] = hostPort{host, port}
+	}
+	return idx
+}
+
+// record adds the attempts of res to item it, its cost (a batch's split
+// evenly over its size items) and, once per request (first), the usage to
+// the report.
+func (idx routeIndex) record(r *Report, it *Item, res execution.Result, size int, first bool) {
+	for _, a := range res.Attempts {
+		it.Attempts = append(it.Attempts, idx.attempt(a))
+		cost := idx.routes[a.Route].Cost(a.Usage)
+		it.CostUSD += cost / float64(size)
+		if first { // a request's usage counts once, however many items share it
+			r.Usage.PromptTokens += a.Usage.PromptTokens
+			r.Usage.CompletionTokens += a.Usage.CompletionTokens
+			r.Usage.CachedTokens += a.Usage.CachedTokens
+			r.Usage.CostUSD += cost
+		}
+	}
+}
+
+// attempt is the report's record of an engine attempt.
+func (idx routeIndex) attempt(a execution.Attempt) Attempt {
+	server := idx.servers[a.Route]
+	return Attempt{
+		Route:              a.Route,
+		Model:              a.Model,
+		Kind:               a.Kind.String(),
+		TimeoutBaseMS:      a.TimeoutBase.Milliseconds(),
+		TimeoutEffectiveMS: a.TimeoutEffective.Milliseconds(),
+		DurationMS:         a.Duration.Milliseconds(),
+		Class:              a.Class.String(),
+		Reason:             a.Reason,
+		Number:             a.Number,
+		StartMS:            a.Start.Milliseconds(),
+		DeadlineMS:         a.Deadline.Milliseconds(),
+		ItemRemainingMS:    a.ItemRemaining.Milliseconds(),
+		ReviewRemainingMS:  a.ReviewRemaining.Milliseconds(),
+		QueueWaitMS:        a.QueueWait.Milliseconds(),
+		BackoffMS:          a.Backoff.Milliseconds(),
+		RetryAfterMS:       a.RetryAfter.Milliseconds(),
+		TTFTMS:             a.FirstByte.Milliseconds(),
+		PromptTokens:       a.Usage.PromptTokens,
+		CompletionTokens:   a.Usage.CompletionTokens,
+		CachedTokens:       a.Usage.CachedTokens,
+		ResponseModel:      a.ResponseModel,
+		Decision:           a.Decision,
+		Breaker:            a.Breaker,
+		ServerAddress:      server.host,
+		ServerPort:         server.port,
+	}
+}
+
+// readBatch parses the answer of the batch that starts at work item i;
+// nil when it cannot be read.
+func readBatch(p *Plan, i, size int, res execution.Result, dropped *FindingsDropped) *batchAnswer {
+	names := make([]string, size)
+	for k := range size {
+		names[k] = p.Items[i+k].Skill.Name
+	}
+	batch, err := parseBatchAnswer(res.Response.Content, names)
+	if err != nil {
+		return nil
+	}
+	dropped.UnknownSkill += batch.dropped
+	return batch
+}
+
+// answer marks item it reviewed and returns its validated findings, from
+// its own answer or its share of the batch's; an answer that cannot be
+// read fails the item (bad_response), never calls it clean.
+func (idx routeIndex) answer(it *Item, wi *WorkItem, res execution.Result, size int, batch *batchAnswer, dropped *FindingsDropped) []Finding {
+	it.Status, it.Route = StatusReviewed, res.Route
+	model := cmp.Or(res.Response.Model, idx.routes[res.Route].Model)
+	base := Finding{Skill: wi.Skill.Name, Path: wi.Chunk.Path, Route: res.Route, Model: model}
+	lines := lineRange{wi.Chunk.StartLine, wi.Chunk.EndLine}
+	raw, ok := []rawFinding(nil), false
+	if size == 1 {
+		var err error
+		raw, err = ParseAnswer(res.Response.Content)
+		ok = err == nil // Accept passed it, so this cannot fail
+	} else if batch != nil && batch.bad[wi.Skill.Name] == nil {
+		raw, ok = batch.findings[wi.Skill.Name], true
+	}
+	if !ok {
+		it.Status, it.Reason = StatusFailed, execution.ClassBadResponse.String()
+		return nil
+	}
+	return validate(raw, lines, base, dropped)
 }
 
 // serverAddress is the host and explicit port of a route's base URL, for

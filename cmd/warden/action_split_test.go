@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/org/warden/action"
 	"github.com/org/warden/internal/fakegithub"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
@@ -199,7 +200,7 @@ func TestActionReportRejectsForgedReports(t *testing.T) {
 		{name: "long title", report: func(_ *actionHarness, doc map[string]any) { finding(doc)["title"] = strings.Repeat("x", 2000) }, mention: "longer than warden writes"},
 		{name: "too many findings", report: func(_ *actionHarness, doc map[string]any) {
 			f := finding(doc)
-			many := make([]any, maxReportFindings+1)
+			many := make([]any, action.MaxReportFindings+1)
 			for i := range many {
 				many[i] = f
 			}
@@ -433,15 +434,21 @@ func TestReportFileRoundTrip(t *testing.T) {
 	t.Parallel()
 	h := forkHarness(t, "high")
 	h.analyze()
-	doc, err := readReportFile(h.env["INPUT_REPORT_PATH"])
+	data, err := os.ReadFile(h.env["INPUT_REPORT_PATH"])
 	if err != nil {
 		t.Fatal(err)
+	}
+	var doc struct {
+		review.Report
+		Origin json.RawMessage `json:"origin"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil || doc.Origin == nil {
+		t.Fatalf("report file: %v, origin %s", err, doc.Origin)
 	}
 	var again bytes.Buffer
 	if err := report.Write(&again, &doc.Report, report.FormatJSON, report.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(h.env["INPUT_REPORT_PATH"])
 	var withOrigin, plain map[string]any
 	json.Unmarshal(data, &withOrigin)
 	json.Unmarshal(again.Bytes(), &plain)

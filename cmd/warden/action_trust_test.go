@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/org/warden/internal/fakegithub"
+	"github.com/org/warden/internal/gitrepo"
 )
 
 const (
@@ -215,7 +216,7 @@ func TestActionBaseCommitFetched(t *testing.T) {
 	cmd := newGitRepo(t)
 	cmd.dir = ws
 	cmd.git("clone", "-q", "--single-branch", "--branch", "feature", "--depth", "1", "file://"+h.repo.dir, ".")
-	if _, err := gitOutput(context.Background(), ws, "cat-file", "-e", h.pr.BaseSHA+"^{commit}"); err == nil {
+	if _, err := gitrepo.Output(context.Background(), ws, "cat-file", "-e", h.pr.BaseSHA+"^{commit}"); err == nil {
 		t.Fatalf("the clone already has the base commit; the test proves nothing")
 	}
 	h.env["GITHUB_WORKSPACE"] = ws

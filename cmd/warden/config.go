@@ -241,6 +241,25 @@ func (c *fileConfig) check(file string) error {
 	if c.Version != 0 && c.Version != 1 {
 		return bad(0, "version", "unsupported version %d (this warden reads version 1)", c.Version)
 	}
+	if err := c.checkLimits(bad); err != nil {
+		return err
+	}
+	if err := c.checkRoutes(bad); err != nil {
+		return err
+	}
+	for i, s := range c.Skills {
+		if s.Name == "" {
+			return bad(0, fmt.Sprintf("skills[%d].name", i), "missing")
+		}
+	}
+	return nil
+}
+
+// badKey makes a configError of the file being checked.
+type badKey func(line int, key, format string, args ...any) error
+
+// checkLimits checks the review, retry and filter limits.
+func (c *fileConfig) checkLimits(bad badKey) error {
 	if c.Review.MaxConcurrency < 0 {
 		return bad(0, "review.max_concurrency", "must be positive, got %d", c.Review.MaxConcurrency)
 	}
@@ -273,6 +292,11 @@ func (c *fileConfig) check(file string) error {
 	} else if p.ItemBudget < p.MinAttempt {
 		return bad(0, "review.hunk_budget", "%s is shorter than review.min_attempt (%s): no attempt could start", p.ItemBudget, p.MinAttempt)
 	}
+	return nil
+}
+
+// checkRoutes checks every route: names, required keys, ranges.
+func (c *fileConfig) checkRoutes(bad badKey) error {
 	names := map[string]bool{}
 	for i, r := range c.Routes {
 		key := func(k string) string { return fmt.Sprintf("routes[%d].%s", i, k) }
@@ -302,11 +326,6 @@ func (c *fileConfig) check(file string) error {
 	}
 	if err := c.composed(); err != nil {
 		return bad(0, err.key, "%s", err.msg)
-	}
-	for i, s := range c.Skills {
-		if s.Name == "" {
-			return bad(0, fmt.Sprintf("skills[%d].name", i), "missing")
-		}
 	}
 	return nil
 }
@@ -410,6 +429,19 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// thresholds are the file's fail_on, report_on and max_findings.
+func (c *fileConfig) thresholds() review.ThresholdSettings {
+	var t review.ThresholdSettings
+	if c.Review.FailOn.set {
+		t.FailOn = &c.Review.FailOn.v
+	}
+	if c.Review.ReportOn.set {
+		t.ReportOn = &c.Review.ReportOn.v
+	}
+	t.MaxFindings = c.Review.MaxFindings
+	return t
 }
 
 // policy turns the file's settings into the engine's policy.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/org/warden/action"
 	"github.com/org/warden/internal/fakegithub"
 )
 
@@ -46,7 +47,7 @@ func examplePayloads(t *testing.T) []examplePayload {
 }
 
 // payloadFacts is what the payload says, read without go-github so that
-// the expectation does not share its decoding with readEvent.
+// the expectation does not share its decoding with action.ParsePullRequest.
 type payloadFacts struct {
 	Action      string `json:"action"`
 	Number      int    `json:"number"`
@@ -88,18 +89,18 @@ func factsOf(t *testing.T, data []byte) payloadFacts {
 }
 
 // want is the pull request the Action should review for f.
-func (f payloadFacts) want() *pullRequest {
+func (f payloadFacts) want() *action.PullRequest {
 	p := f.PullRequest
-	pr := &pullRequest{
-		owner: f.Repository.Owner.Login, repo: f.Repository.Name,
-		number: p.Number, headSHA: p.Head.SHA, baseSHA: p.Base.SHA,
-		title: p.Title, draft: p.Draft, author: p.User.Login,
-		bot:         p.User.Type == "Bot" || strings.HasSuffix(p.User.Login, "[bot]"),
-		fork:        p.Head.Repo != nil && p.Base.Repo != nil && p.Head.Repo.FullName != p.Base.Repo.FullName,
-		association: p.AuthorAssociation,
+	pr := &action.PullRequest{
+		Owner: f.Repository.Owner.Login, Repo: f.Repository.Name,
+		Number: p.Number, HeadSHA: p.Head.SHA, BaseSHA: p.Base.SHA,
+		Title: p.Title, Draft: p.Draft, Author: p.User.Login,
+		Bot:         p.User.Type == "Bot" || strings.HasSuffix(p.User.Login, "[bot]"),
+		Fork:        p.Head.Repo != nil && p.Base.Repo != nil && p.Head.Repo.FullName != p.Base.Repo.FullName,
+		Association: p.AuthorAssociation,
 	}
 	if p.Body != nil {
-		pr.body = *p.Body
+		pr.Body = *p.Body
 	}
 	return pr
 }
@@ -148,7 +149,7 @@ func variant(t *testing.T, data []byte, edit func(pr map[string]any)) []byte {
 }
 
 // TestReadEventExamplePayloads runs every real pull_request payload, and
-// its variants, through readEvent: the reviewed actions give the pull
+// its variants, through action.ParsePullRequest: the reviewed actions give the pull
 // request as the payload describes it, the others errNotReviewed.
 func TestReadEventExamplePayloads(t *testing.T) {
 	t.Parallel()
@@ -160,31 +161,27 @@ func TestReadEventExamplePayloads(t *testing.T) {
 				t.Parallel()
 				data := variant(t, p.data, v.edit)
 				facts := factsOf(t, data)
-				path := filepath.Join(t.TempDir(), "event.json")
-				if err := os.WriteFile(path, data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				env := map[string]string{"GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": path}
-				got, err := readEvent(t.Context(), func(k string) string { return env[k] }, &actionInputs{}, nil, facts.Repository.Owner.Login, facts.Repository.Name)
-				if !reviewedActions[facts.Action] {
-					var skip *errNotReviewed
+				ev := action.Event{Name: "pull_request", Path: "event.json", Data: data}
+				got, err := action.ParsePullRequest(t.Context(), ev, 0, nil, facts.Repository.Owner.Login, facts.Repository.Name)
+				if !action.ReviewedActions[facts.Action] {
+					var skip *action.NotReviewedError
 					if !errors.As(err, &skip) || got != nil {
-						t.Fatalf("readEvent(%s) = %+v, %v; want errNotReviewed", facts.Action, got, err)
+						t.Fatalf("action.ParsePullRequest(%s) = %+v, %v; want a NotReviewedError", facts.Action, got, err)
 					}
 					return
 				}
 				if err != nil {
-					t.Fatalf("readEvent(%s) = %v", facts.Action, err)
+					t.Fatalf("action.ParsePullRequest(%s) = %v", facts.Action, err)
 				}
-				if diff := cmp.Diff(facts.want(), got, cmp.AllowUnexported(pullRequest{})); diff != "" {
-					t.Errorf("readEvent(%s) (-want +got):\n%s", facts.Action, diff)
+				if diff := cmp.Diff(facts.want(), got); diff != "" {
+					t.Errorf("action.ParsePullRequest(%s) (-want +got):\n%s", facts.Action, diff)
 				}
 			})
 		}
 	}
-	for action := range reviewedActions {
-		if !seen[action] {
-			t.Errorf("no example payload has the reviewed action %q", action)
+	for name := range action.ReviewedActions {
+		if !seen[name] {
+			t.Errorf("no example payload has the reviewed action %q", name)
 		}
 	}
 }
@@ -199,8 +196,8 @@ func TestActionExamplePayloadsSkip(t *testing.T) {
 	for _, p := range examplePayloads(t) {
 		for _, v := range payloadVariants {
 			facts := factsOf(t, variant(t, p.data, v.edit))
-			reviewed := reviewedActions[facts.Action]
-			if reviewed && !facts.PullRequest.Draft && !facts.want().bot {
+			reviewed := action.ReviewedActions[facts.Action]
+			if reviewed && !facts.PullRequest.Draft && !facts.want().Bot {
 				continue // would need a model: action_test.go covers reviews
 			}
 			t.Run(p.name+"/"+v.name, func(t *testing.T) {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/org/warden/action"
 	"github.com/org/warden/execution"
 	"github.com/org/warden/execution/openai"
 	"github.com/org/warden/hunks"
@@ -49,6 +52,14 @@ type severityFlag struct {
 }
 
 func (s *severityFlag) String() string { return s.v.String() }
+
+// settings is the flag as a threshold layer: set or not.
+func (s severityFlag) settings() review.ThresholdSettings {
+	if !s.set {
+		return review.ThresholdSettings{}
+	}
+	return review.ThresholdSettings{FailOn: &s.v}
+}
 func (s *severityFlag) Set(v string) error {
 	sev, err := review.ParseSeverity(v)
 	if err != nil {
@@ -100,7 +111,7 @@ func runReview(e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	job, err := planReview(e, cfg, ch, reviewSettings{failOn: o.failOn, skills: o.skills, dryRun: o.dryRun, verbose: o.verbose})
+	job, err := planReview(e, cfg, ch, reviewSettings{thresholds: o.failOn.settings(), skills: o.skills, dryRun: o.dryRun, verbose: o.verbose})
 	if err != nil {
 		return exitUsage, err
 	}
@@ -115,7 +126,7 @@ func runReview(e *env, args []string) (int, error) {
 		prog := newProgress(e.stderr, len(job.plan.Items))
 		rep = job.run(e.ctx, prog.update)
 		prog.finish()
-		defer tel.finish(e.ctx, rep) // after the report is written, also on an interrupt
+		defer tel.Publish(e.ctx, rep) // after the report is written, also on an interrupt
 	}
 	if err := writeReport(e, o, rep); err != nil {
 		return exitUsage, err
@@ -123,27 +134,27 @@ func runReview(e *env, args []string) (int, error) {
 	if e.ctx.Err() != nil {
 		return exitInterrupted, errInterrupted
 	}
-	return reviewExit(rep, job.opts.FailOn), nil
+	return reviewExit(rep, job.thresholds.FailOn), nil
 }
 
 // reviewSettings are what the caller (flags, or the Action's inputs) adds
 // to warden.toml for one review.
 type reviewSettings struct {
-	failOn      severityFlag // overrides review.fail_on when set
-	reportOn    severityFlag // overrides review.report_on when set
-	maxFindings *int         // overrides review.max_findings when set
-	skills      []string     // overrides [[skills]] when non-empty
-	change      review.Change
-	dryRun      bool // no key needed: no model is called
-	verbose     bool
+	thresholds review.ThresholdSettings // over review.fail_on, report_on, max_findings
+	skills     []string                 // overrides [[skills]] when non-empty
+	skillsFS   fs.FS                    // where the repository's skills are; nil: the working directory
+	change     review.Change
+	dryRun     bool // no key needed: no model is called
+	verbose    bool
 }
 
 // reviewJob is a planned review, ready to run.
 type reviewJob struct {
-	hunks *hunks.Plan
-	plan  *review.Plan
-	eng   *execution.Engine
-	opts  review.Options
+	hunks      *hunks.Plan
+	plan       *review.Plan
+	eng        *execution.Engine
+	opts       review.Options
+	thresholds review.Thresholds
 }
 
 func (j *reviewJob) run(ctx context.Context, progress func(done, total int)) *review.Report {
@@ -156,31 +167,10 @@ func (j *reviewJob) run(ctx context.Context, progress func(done, total int)) *re
 // review: filters and chunks, skills, routes, engine and work items. Every
 // error is the user's input and names it.
 func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*reviewJob, error) {
-	failOn := review.SeverityHigh
-	if cfg.Review.FailOn.set {
-		failOn = cfg.Review.FailOn.v
+	th, err := review.ResolveThresholds(cfg.thresholds(), s.thresholds)
+	if err != nil {
+		return nil, &usageError{err}
 	}
-	if s.failOn.set {
-		failOn = s.failOn.v
-	}
-	reportOn := review.SeverityNone
-	if cfg.Review.ReportOn.set {
-		reportOn = cfg.Review.ReportOn.v
-	}
-	if s.reportOn.set {
-		reportOn = s.reportOn.v
-	}
-	if failOn != review.SeverityNone && reportOn > failOn {
-		return nil, usagef("report_on (%s) is above fail_on (%s): a blocking finding would not be reported", reportOn, failOn)
-	}
-	maxFindings := 50
-	if cfg.Review.MaxFindings != nil {
-		maxFindings = *cfg.Review.MaxFindings
-	}
-	if s.maxFindings != nil {
-		maxFindings = *s.maxFindings
-	}
-
 	hp, err := hunks.Prepare(ch.files, hunks.Options{
 		Ignore:          cfg.Filters.Ignore,
 		MaxFiles:        cfg.Filters.MaxFiles,
@@ -191,7 +181,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*reviewJ
 	if err != nil {
 		return nil, usagef("filters.ignore: %v", err)
 	}
-	chosen, err := chooseSkills(e, cfg, s.skills)
+	chosen, err := chooseSkills(cmp.Or[fs.FS](s.skillsFS, os.DirFS(e.dir)), cfg, s.skills)
 	if err != nil {
 		return nil, err
 	}
@@ -211,9 +201,9 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*reviewJ
 		Skills:      chosen,
 		Change:      s.change,
 		MaxTokens:   cfg.Review.MaxTokens,
-		FailOn:      failOn,
-		ReportOn:    reportOn,
-		MaxFindings: maxFindings,
+		FailOn:      th.FailOn,
+		ReportOn:    th.ReportOn,
+		MaxFindings: th.MaxFindings,
 		BatchSkills: cfg.Review.BatchSkills,
 	}
 	plan, err := review.NewPlan(hp, eng, opts)
@@ -221,7 +211,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*reviewJ
 		return nil, usagef("%v", err)
 	}
 	plan.Ignored = append(plan.Ignored, ch.ignored...)
-	return &reviewJob{hunks: hp, plan: plan, eng: eng, opts: opts}, nil
+	return &reviewJob{hunks: hp, plan: plan, eng: eng, opts: opts, thresholds: th}, nil
 }
 
 // writeReport renders the report to --output or standard output. A file is
@@ -270,8 +260,8 @@ func isTerminal(w io.Writer) bool {
 // configuration's [[skills]], else every skill (the repository's and the
 // built-ins). Paths and ignore globs from the configuration replace the
 // skill's own.
-func chooseSkills(e *env, cfg *fileConfig, flagged []string) ([]*skills.Skill, error) {
-	repo, problems := skills.Discover(os.DirFS(e.dir))
+func chooseSkills(dir fs.FS, cfg *fileConfig, flagged []string) ([]*skills.Skill, error) {
+	repo, problems := skills.Discover(dir)
 	if len(problems) > 0 {
 		return nil, &usageError{problems}
 	}
@@ -355,23 +345,16 @@ func routeConfigs(cfg *fileConfig, getenv func(string) string, needKeys bool) ([
 }
 
 // routeKey reads a route's key from its variable; with needKeys, an unset
-// variable is a *missingKeyError naming it.
+// variable is an *action.MissingKeyError naming it.
 func routeKey(rc routeConfig, getenv func(string) string, needKeys bool) (execution.Secret, error) {
 	if rc.APIKeyEnv == "" {
 		return "", nil
 	}
 	key := execution.Secret(getenv(rc.APIKeyEnv))
 	if key == "" && needKeys {
-		return "", &usageError{&missingKeyError{route: rc.Name, env: rc.APIKeyEnv}}
+		return "", &usageError{&action.MissingKeyError{Route: rc.Name, Env: rc.APIKeyEnv}}
 	}
 	return key, nil
-}
-
-// missingKeyError is a route whose key variable is unset.
-type missingKeyError struct{ route, env string }
-
-func (e *missingKeyError) Error() string {
-	return fmt.Sprintf("route %q: environment variable %s is not set (it holds the route's API key)", e.route, e.env)
 }
 
 // noProvider stands in for a route in a dry run without one; it is never

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
@@ -176,7 +177,5 @@ func reviewExit(r *review.Report, failOn review.Severity) int {
 	}
 }
 
-// oneLine folds a multi-line message onto one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
+// oneLine folds a message onto one line (report.OneLine, the one folding).
+var oneLine = report.OneLine

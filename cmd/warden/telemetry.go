@@ -62,11 +62,11 @@ func startTelemetry(e *env, verbose bool) (*reviewTelemetry, error) {
 	return &reviewTelemetry{x: x, start: time.Now(), stderr: func(f string, a ...any) { fmt.Fprintf(e.stderr, f, a...) }}, nil
 }
 
-// finish records the report and flushes, with a context of its own
+// Publish records the report and flushes, with a context of its own
 // (bounded, and alive after a cancellation of the review's): what finished
-// is sent. An export failure is reported, never a reason to fail the
-// review.
-func (t *reviewTelemetry) finish(ctx context.Context, rep *review.Report) {
+// is sent. An export failure is reported on standard error, never a reason
+// to fail the review: Publish returns nil.
+func (t *reviewTelemetry) Publish(ctx context.Context, rep *review.Report) error {
 	if rep != nil {
 		t.x.Record(context.WithoutCancel(ctx), rep, t.start)
 	}
@@ -77,4 +77,5 @@ func (t *reviewTelemetry) finish(ctx context.Context, rep *review.Report) {
 			t.stderr("warden: %s\n", oneLine(line))
 		}
 	}
+	return nil
 }

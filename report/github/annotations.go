@@ -37,7 +37,7 @@ func WriteAnnotations(w io.Writer, findings []review.Finding, reportOn review.Se
 	perKind := map[string]int{}
 	var keep []*githubactions.Command
 	for _, f := range sortedForReview(shown) {
-		kind := workflowKind(f.Severity)
+		kind := report.LevelOf(f.Severity).Command()
 		if perKind[kind] >= MaxStepAnnotations {
 			dropped++
 			continue
@@ -60,7 +60,7 @@ func WriteAnnotations(w io.Writer, findings []review.Finding, reportOn review.Se
 			Name:       "notice",
 			Properties: githubactions.CommandProperties{"title": "warden: annotations capped"},
 			Message: fmt.Sprintf("%d more %s not annotated: GitHub Actions shows at most %d errors, %d warnings and %d notices per step. Every finding is in the job summary and the JSON report.",
-				dropped, plural(dropped, "finding is", "findings are"), MaxStepAnnotations, MaxStepAnnotations, MaxStepAnnotations),
+				dropped, review.Plural(dropped, "finding is", "findings are"), MaxStepAnnotations, MaxStepAnnotations, MaxStepAnnotations),
 		})
 	}
 	for _, cmd := range keep {
@@ -74,26 +74,9 @@ func WriteAnnotations(w io.Writer, findings []review.Finding, reportOn review.Se
 	return written, dropped
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-func workflowKind(s review.Severity) string {
-	switch {
-	case s >= review.SeverityHigh:
-		return "error"
-	case s >= review.SeverityLow:
-		return "warning"
-	}
-	return "notice"
-}
-
 func workflowCommand(kind string, f review.Finding) *githubactions.Command {
 	props := githubactions.CommandProperties{
-		"title": clipBytes(fmt.Sprintf("[%s] %s", f.Severity, oneLine(report.Defang(f.Title, ""))), maxAnnotationTitle, "…"),
+		"title": clipBytes(fmt.Sprintf("[%s] %s", f.Severity, report.OneLine(report.Defang(f.Title, ""))), maxAnnotationTitle, "…"),
 	}
 	if p := normPath(f.Path); p != "" {
 		props["file"] = p
@@ -104,7 +87,7 @@ func workflowCommand(kind string, f review.Finding) *githubactions.Command {
 	}
 	msg := report.Defang(f.Description, "")
 	if msg == "" {
-		msg = oneLine(report.Defang(f.Title, ""))
+		msg = report.OneLine(report.Defang(f.Title, ""))
 	}
 	return &githubactions.Command{Name: kind, Properties: props, Message: clipBytes(msg, 4096, "…")}
 }

@@ -166,16 +166,16 @@ func annotations(fs []review.Finding, repoURL string) []*gh.CheckRunAnnotation {
 		if start == 0 {
 			start, end = 1, 1 // a finding about the whole file
 		}
-		title := clipBytes(fmt.Sprintf("[%s] %s", f.Severity, oneLine(report.Defang(f.Title, repoURL))), maxAnnotationTitle, "…")
+		title := clipBytes(fmt.Sprintf("[%s] %s", f.Severity, report.OneLine(report.Defang(f.Title, repoURL))), maxAnnotationTitle, "…")
 		msg := report.Defang(f.Description, repoURL)
 		if msg == "" {
-			msg = oneLine(report.Defang(f.Title, repoURL))
+			msg = report.OneLine(report.Defang(f.Title, repoURL))
 		}
 		a := &gh.CheckRunAnnotation{
 			Path:            gh.String(path),
 			StartLine:       gh.Int(start),
 			EndLine:         gh.Int(end),
-			AnnotationLevel: gh.String(annotationLevel(f.Severity)),
+			AnnotationLevel: gh.String(report.LevelOf(f.Severity).CheckRun()),
 			Title:           gh.String(title),
 			Message:         gh.String(clipBytes(msg, maxAnnotationMessage, "…")),
 		}
@@ -187,16 +187,6 @@ func annotations(fs []review.Finding, repoURL string) []*gh.CheckRunAnnotation {
 	return out
 }
 
-func annotationLevel(s review.Severity) string {
-	switch {
-	case s >= review.SeverityHigh:
-		return "failure"
-	case s >= review.SeverityLow:
-		return "warning"
-	}
-	return "notice"
-}
-
 // lines normalizes a finding's line range: start 0 means "no line"; end is
 // at least start.
 func lines(f review.Finding) (start, end int) {
@@ -205,8 +195,6 @@ func lines(f review.Finding) (start, end int) {
 	}
 	return f.StartLine, max(f.StartLine, f.EndLine)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(stripControls(s)), " ") }
 
 func sortedBySeverity(fs []review.Finding) []review.Finding {
 	out := slices.Clone(fs)

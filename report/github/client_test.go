@@ -606,7 +606,7 @@ func TestPullRequestFiles(t *testing.T) {
 		if diff := cmp.Diff(want, files); diff != "" {
 			t.Errorf("PullRequestFiles() (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(Anchors{"a.go": {{1, 6}, {23, 26}}, "b.go": {{1, 2}}}, AnchorsFromFiles(files)); diff != "" {
+		if diff := cmp.Diff(Anchors{"a.go": {{Start: 1, End: 6}, {Start: 23, End: 26}}, "b.go": {{Start: 1, End: 2}}}, AnchorsFromFiles(files)); diff != "" {
 			t.Errorf("AnchorsFromFiles() (-want +got):\n%s", diff)
 		}
 	})

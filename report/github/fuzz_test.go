@@ -38,8 +38,8 @@ func FuzzCommentBody(f *testing.F) {
 			}
 			// warden's own suggestion block holds exactly the suggestion,
 			// and its fence closes right before the marker.
-			sug := strings.TrimSuffix(stripControls(suggestion), "\n")
-			fence := strings.Repeat("`", fenceLength(sug))
+			sug := strings.TrimSuffix(report.Sanitize(suggestion), "\n")
+			fence := strings.Repeat("`", report.FenceLength(sug))
 			if i := strings.Index(body, "\n\n"+fence+"suggestion\n"); i >= 0 {
 				if !exact {
 					t.Fatalf("an applicable suggestion on a comment that does not cover the finding's lines: %q", body)

@@ -2,6 +2,7 @@ package github
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestHostileModelTextIsInert(t *testing.T) {
 	if err := c.CompleteCheckRun(t.Context(), id, CheckOutput{Conclusion: "failure", Title: "t", Summary: "s", Annotations: fs}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.PostReview(t.Context(), testPR, testHead, fs, Anchors{"a.go": {{1, 6}}}, ReviewOptions{})
+	res, err := c.PostReview(t.Context(), testPR, testHead, fs, Anchors{"a.go": {{Start: 1, End: 6}}}, ReviewOptions{})
 	if err != nil || res.Posted != 1 || res.InBody != 1 {
 		t.Fatalf("PostReview() = %+v, %v; want one comment and one body entry", res, err)
 	}
@@ -130,3 +131,10 @@ func appendStrings(out []string, v any) []string {
 	}
 	return out
 }
+
+// The oracles of the hostile and fuzz tests: what GitHub would render as a
+// mention or autolink, written here independently of report.Neutralize.
+var (
+	mentionRE = regexp.MustCompile(`(^|[^A-Za-z0-9_])@([A-Za-z0-9_-])`)
+	urlRE     = regexp.MustCompile("(?i)(?:(?:https?|ftp)://|www\\.)[^\\s<>`\"')\\]]+")
+)

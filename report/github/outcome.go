@@ -288,11 +288,11 @@ func joinCounts(keys []string, f func(k string, n int) string) string {
 // title: control characters dropped, white space collapsed, at most 40
 // bytes.
 func titleWord(s string) string {
-	return clipBytes(strings.Join(strings.Fields(stripControls(s)), " "), 40, "…")
+	return clipBytes(strings.Join(strings.Fields(report.Sanitize(s)), " "), 40, "…")
 }
 
 func clipTitle(s string) string {
-	return clipBytes(strings.Join(strings.Fields(stripControls(s)), " "), MaxTitle, "…")
+	return clipBytes(strings.Join(strings.Fields(report.Sanitize(s)), " "), MaxTitle, "…")
 }
 
 // clipBytes cuts s to at most n bytes on a rune boundary, ending with mark.
@@ -306,3 +306,38 @@ func clipBytes(s string, n int, mark string) string {
 	}
 	return s[:cut] + mark
 }
+
+// The check runs of a pull request that was not reviewed: each title and
+// conclusion has its home here, next to Conclusion and Title.
+
+// ErrorOutput is the check run of a review that stopped on err before it
+// could report: failure, "Error: <err>", the summary saying what and that
+// nothing was published as clean.
+func ErrorOutput(err error, what, after string) CheckOutput {
+	msg := report.OneLine(err.Error())
+	return CheckOutput{Conclusion: ConclusionFailure, Title: "Error: " + msg,
+		Summary: what + ":\n\n    " + msg + "\n\n" + after}
+}
+
+// InternalErrorOutput is the check run of a run that panicked.
+func InternalErrorOutput() CheckOutput {
+	return CheckOutput{Conclusion: ConclusionFailure, Title: "Error: warden stopped on an internal error",
+		Summary: "warden stopped on an internal error before it could report; nothing was reviewed as clean."}
+}
+
+// SkippedOutput is the check run of a pull request warden deliberately does
+// not review (a draft, a bot's, an untrusted author's): skipped.
+func SkippedOutput(why, summary string) CheckOutput {
+	return CheckOutput{Conclusion: ConclusionSkipped, Title: "Skipped: " + why, Summary: summary}
+}
+
+// NotReviewedOutput is the check run of a pull request warden could not
+// review though it should have (a fork without the model key, an analysis
+// that left no report): the incomplete conclusion, never success.
+func NotReviewedOutput(incomplete, why, summary string) CheckOutput {
+	return CheckOutput{Conclusion: incompleteOr(incomplete), Title: "Not reviewed: " + why, Summary: summary}
+}
+
+// StaleTitle is the title of a report published on a commit that is no
+// longer the pull request's head.
+func StaleTitle(title string) string { return clipTitle("Stale: " + title) }

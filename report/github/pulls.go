@@ -3,11 +3,10 @@ package github
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
 
 	gh "github.com/google/go-github/v62/github"
+
+	"github.com/org/warden/hunks"
 )
 
 // MaxPullRequestFiles is where the files API stops: "Responses include a
@@ -73,39 +72,20 @@ func (c *Client) PullRequestFiles(ctx context.Context, number int) (files []File
 	return files, truncated, nil
 }
 
-// AnchorsFromFiles computes, from the files API's patches, the new-side
-// (RIGHT) line ranges GitHub accepts review comments on. A file without a
-// patch has no anchors.
+// AnchorsFromFiles is the anchors of GitHub's own diff of the pull
+// request (its files' patches, parsed by hunks). A file whose patch does
+// not parse has none: no comment is anchored on it.
 func AnchorsFromFiles(files []File) Anchors {
-	a := Anchors{}
+	var parsed []*hunks.File
 	for _, f := range files {
-		if r := PatchRanges(f.Patch); len(r) > 0 {
-			a[f.Path] = r
+		if hf, err := hunks.ParseGitHubPatch(f.Hunks()); err == nil {
+			parsed = append(parsed, hf)
 		}
 	}
-	return a
+	return hunks.AnchorsOf(parsed)
 }
 
-var hunkHeaderRE = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
-
-// PatchRanges returns the new-side line range of every hunk in a unified
-// diff patch (as the files API gives it: hunks only, no file headers). A
-// hunk that adds no new-side lines ("+12,0") has no range.
-func PatchRanges(patch string) []LineRange {
-	var out []LineRange
-	for _, line := range strings.Split(patch, "\n") {
-		m := hunkHeaderRE.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		start, _ := strconv.Atoi(m[3])
-		n := 1
-		if m[4] != "" {
-			n, _ = strconv.Atoi(m[4])
-		}
-		if n > 0 && start > 0 {
-			out = append(out, LineRange{Start: start, End: start + n - 1})
-		}
-	}
-	return out
+// Hunks is the file as hunks reads GitHub's files.
+func (f File) Hunks() hunks.GitHubFile {
+	return hunks.GitHubFile{Path: f.Path, PreviousPath: f.PreviousPath, Status: f.Status, Patch: f.Patch}
 }

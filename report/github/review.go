@@ -13,16 +13,18 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 
+	"github.com/org/warden/hunks"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
 // Anchors maps a path to the new-side (RIGHT) line ranges of its hunks in
 // the diff warden reviewed: the lines GitHub accepts review comments on.
-type Anchors map[string][]LineRange
+// hunks owns the diff format, and so the anchors.
+type Anchors = hunks.Anchors
 
 // LineRange is an inclusive range of new-side lines.
-type LineRange struct{ Start, End int }
+type LineRange = hunks.LineRange
 
 // The review events warden uses. It never approves.
 const (
@@ -117,7 +119,7 @@ func (c *Client) PostReview(ctx context.Context, pr int, headSHA string, finding
 	if headSHA == "" {
 		return res, fmt.Errorf("%s: no head SHA", op)
 	}
-	if event == EventRequestChanges && !slices.ContainsFunc(findings, func(f review.Finding) bool { return f.Severity.AtLeast(opts.FailOn) }) {
+	if event == EventRequestChanges && !review.Blocking(findings, opts.FailOn) {
 		event = EventComment
 	}
 	var shown []review.Finding
@@ -411,14 +413,14 @@ func within(ranges []LineRange, start, end int) bool {
 // finding's lines, and the hidden fingerprint marker. Model text is
 // neutralized; the suggestion sits in a fence it cannot close.
 func commentBody(f review.Finding, exact bool, repoURL string) string {
-	head := fmt.Sprintf("**[%s] %s**", f.Severity, neutralize(oneLine(f.Title), repoURL))
+	head := fmt.Sprintf("**[%s] %s**", f.Severity, report.Neutralize(report.OneLine(f.Title), repoURL))
 	if f.Skill != "" {
-		head += " · " + inlineCode(oneLine(f.Skill))
+		head += " · " + report.InlineCode(report.OneLine(f.Skill))
 	}
 	var tail strings.Builder
 	start, end := lines(f)
-	if sug := strings.TrimSuffix(stripControls(f.Suggestion), "\n"); f.Suggestion != "" {
-		fence := strings.Repeat("`", fenceLength(sug))
+	if sug := strings.TrimSuffix(report.Sanitize(f.Suggestion), "\n"); f.Suggestion != "" {
+		fence := strings.Repeat("`", report.FenceLength(sug))
 		if exact {
 			fmt.Fprintf(&tail, "\n\n%ssuggestion\n%s\n%s", fence, sug, fence)
 		} else {
@@ -430,7 +432,7 @@ func commentBody(f review.Finding, exact bool, repoURL string) string {
 		head += fmt.Sprintf("\n\n_Finding on lines %s; this comment is placed on the part the diff shows._", lineSpan(start, end))
 	}
 	mark := "\n\n" + marker(f)
-	desc := closeFences(neutralize(f.Description, repoURL))
+	desc := closeFences(report.Neutralize(f.Description, repoURL))
 	if desc != "" {
 		desc = "\n\n" + desc
 	}
@@ -490,17 +492,17 @@ func (p plan) renderBody(header string) (string, int) {
 
 func bodyEntryText(e bodyEntry, repoURL string, maxLen int) string {
 	f := e.f
-	loc := inlineCode(oneLine(normPath(f.Path)))
+	loc := report.InlineCode(report.OneLine(normPath(f.Path)))
 	if s, end := lines(f); s > 0 {
 		loc += " line " + lineSpan(s, end)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n- **[%s] %s** — %s", f.Severity, neutralize(oneLine(f.Title), repoURL), loc)
+	fmt.Fprintf(&b, "\n- **[%s] %s** — %s", f.Severity, report.Neutralize(report.OneLine(f.Title), repoURL), loc)
 	if f.Skill != "" {
-		b.WriteString(" · " + inlineCode(oneLine(f.Skill)))
+		b.WriteString(" · " + report.InlineCode(report.OneLine(f.Skill)))
 	}
 	fmt.Fprintf(&b, " _(%s)_", e.why)
-	if d := oneLine(neutralize(f.Description, repoURL)); d != "" {
+	if d := report.OneLine(report.Neutralize(f.Description, repoURL)); d != "" {
 		b.WriteString("\n  " + clipBytes(d, maxLen, "…"))
 	}
 	b.WriteString(" " + marker(f) + "\n")

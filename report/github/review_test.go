@@ -241,7 +241,7 @@ func TestPostReview422KeepsEveryFinding(t *testing.T) {
 	}
 	// Anchors from a diff that disagrees with GitHub's (e.g. another
 	// merge base): a.go 1-30 in one hunk.
-	stale := Anchors{"a.go": {{1, 30}}}
+	stale := Anchors{"a.go": {{Start: 1, End: 30}}}
 	tests := []struct {
 		name         string
 		anchors      Anchors

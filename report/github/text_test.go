@@ -1,6 +1,7 @@
 package github
 
 import (
+	"github.com/org/warden/report"
 	"strings"
 	"testing"
 
@@ -23,8 +24,8 @@ func TestFenceLength(t *testing.T) {
 		{"`` and ```` and ```", 5},
 	}
 	for _, tt := range tests {
-		if got := fenceLength(tt.in); got != tt.want {
-			t.Errorf("fenceLength(%q) = %d, want %d", tt.in, got, tt.want)
+		if got := report.FenceLength(tt.in); got != tt.want {
+			t.Errorf("report.FenceLength(%q) = %d, want %d", tt.in, got, tt.want)
 		}
 	}
 }
@@ -60,8 +61,8 @@ func TestNeutralize(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := neutralize(tt.in, repo); got != tt.want {
-				t.Errorf("neutralize(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := report.Neutralize(tt.in, repo); got != tt.want {
+				t.Errorf("report.Neutralize(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -85,7 +86,7 @@ func TestCloseFences(t *testing.T) {
 
 func TestAnchor(t *testing.T) {
 	t.Parallel()
-	ranges := []LineRange{{10, 20}, {40, 45}}
+	ranges := []LineRange{{Start: 10, End: 20}, {Start: 40, End: 45}}
 	type result struct {
 		Start, End int
 		Exact, OK  bool
@@ -116,22 +117,26 @@ func TestAnchor(t *testing.T) {
 	}
 }
 
-func TestPatchRanges(t *testing.T) {
+// TestAnchorsFromFiles reads the anchors of GitHub's patches through
+// hunks: a malformed patch anchors nothing.
+func TestAnchorsFromFiles(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, patch string
 		want        []LineRange
 	}{
 		{"none", "", nil},
-		{"one", "@@ -1,3 +1,4 @@\n a\n+b\n c\n d", []LineRange{{1, 4}}},
-		{"two, one line without count", "@@ -1 +1 @@\n-a\n+b\n@@ -10,2 +20,5 @@ func f() {\n x", []LineRange{{1, 1}, {20, 24}}},
-		{"deleted file", "@@ -1,3 +0,0 @@\n-a\n-b\n-c", nil},
+		{"one", "@@ -1,3 +1,4 @@\n a\n+b\n c\n d", []LineRange{{Start: 1, End: 4}}},
+		{"two, one line without count", "@@ -1 +1 @@\n-a\n+b\n@@ -10,2 +20,3 @@ func f() {\n x\n+y\n z", []LineRange{{Start: 1, End: 1}, {Start: 20, End: 22}}},
+		{"deletion only", "@@ -1,3 +1,0 @@\n-a\n-b\n-c", nil},
+		{"malformed: fewer lines than the header says", "@@ -10,2 +20,5 @@\n x", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if diff := cmp.Diff(tt.want, PatchRanges(tt.patch)); diff != "" {
-				t.Errorf("PatchRanges(%q) (-want +got):\n%s", tt.patch, diff)
+			got := AnchorsFromFiles([]File{{Path: "x.go", Status: "modified", Patch: tt.patch}})["x.go"]
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("AnchorsFromFiles(%q) (-want +got):\n%s", tt.patch, diff)
 			}
 		})
 	}

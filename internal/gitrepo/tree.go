@@ -1,4 +1,4 @@
-package main
+package gitrepo
 
 import (
 	"bufio"
@@ -22,23 +22,23 @@ import (
 // refused rather than held in memory.
 const maxGitFileBytes = 32 << 20
 
-// errSymlink is what reading a symbolic link of a git tree returns: links
+// ErrSymlink is what reading a symbolic link of a git tree returns: links
 // are listed, never followed (a link's target is the blob's text, and
 // following it could leave the tree).
-var errSymlink = errors.New("symbolic link: not followed in a git tree")
+var ErrSymlink = errors.New("symbolic link: not followed in a git tree")
 
-// gitTree is a read-only fs.FS of one git tree (a commit's files) read from
+// Tree is a read-only fs.FS of one git tree (a commit's files) read from
 // the object database with git itself, never from the working tree: what
 // the commit holds, whatever the checkout shows. Symbolic links are listed
 // with fs.ModeSymlink and are not followed: Open and Stat describe the link
-// itself (as Lstat does), reading one fails with errSymlink, and ReadLink
+// itself (as Lstat does), reading one fails with ErrSymlink, and ReadLink
 // returns its target. A submodule is an empty directory. Entries whose name
 // fs.ValidPath would refuse, or that hold a backslash, are left out.
 //
-// The listing is read once by openGitTree; file contents are read on Open
+// The listing is read once by OpenTree; file contents are read on Open
 // from one `git cat-file --batch` process that lives until Close or until
-// the context given to openGitTree is done. It is safe for concurrent use.
-type gitTree struct {
+// the context given to OpenTree is done. It is safe for concurrent use.
+type Tree struct {
 	rev   string
 	nodes map[string]*gitNode // by slash path; "." is the root
 
@@ -58,22 +58,22 @@ type gitNode struct {
 	children []*gitNode // of a directory, sorted by name
 }
 
-// openGitTree lists the tree of rev (a commit or tree-ish) in the
+// OpenTree lists the tree of rev (a commit or tree-ish) in the
 // repository at dir. The caller must Close it.
-func openGitTree(ctx context.Context, dir, rev string) (*gitTree, error) {
+func OpenTree(ctx context.Context, dir, rev string) (*Tree, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, " \t\n\x00") {
 		return nil, fmt.Errorf("git tree: %q is not a revision", rev)
 	}
-	oid, err := gitOutput(ctx, dir, "rev-parse", "--verify", "--quiet", rev+"^{tree}")
+	oid, err := Output(ctx, dir, "rev-parse", "--verify", "--quiet", rev+"^{tree}")
 	if err != nil {
 		return nil, fmt.Errorf("git tree of %s: not in the repository: %w", rev, err)
 	}
 	tree := strings.TrimSpace(string(oid))
-	listing, err := gitOutput(ctx, dir, "ls-tree", "-r", "-t", "-l", "-z", "--full-tree", tree)
+	listing, err := Output(ctx, dir, "ls-tree", "-r", "-t", "-l", "-z", "--full-tree", tree)
 	if err != nil {
 		return nil, err
 	}
-	t := &gitTree{rev: rev, nodes: map[string]*gitNode{".": {name: ".", mode: fs.ModeDir | 0o555}}}
+	t := &Tree{rev: rev, nodes: map[string]*gitNode{".": {name: ".", mode: fs.ModeDir | 0o555}}}
 	for _, rec := range bytes.Split(listing, []byte{0}) {
 		if len(rec) == 0 {
 			continue
@@ -86,7 +86,7 @@ func openGitTree(ctx context.Context, dir, rev string) (*gitTree, error) {
 		slices.SortFunc(n.children, func(a, b *gitNode) int { return strings.Compare(a.name, b.name) })
 	}
 
-	cmd := git(ctx, dir, "cat-file", "--batch")
+	cmd := command(ctx, dir, "cat-file", "--batch")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func openGitTree(ctx context.Context, dir, rev string) (*gitTree, error) {
 }
 
 // add records one ls-tree -l line: "<mode> <type> <oid> <size>\t<path>".
-func (t *gitTree) add(rec string) error {
+func (t *Tree) add(rec string) error {
 	meta, p, ok := strings.Cut(rec, "\t")
 	f := strings.Fields(meta)
 	if !ok || len(f) != 4 {
@@ -144,7 +144,7 @@ func (t *gitTree) add(rec string) error {
 
 // dir returns the directory node p, making it (and its parents) when the
 // listing has not shown it yet.
-func (t *gitTree) dir(p string) *gitNode {
+func (t *Tree) dir(p string) *gitNode {
 	if n := t.nodes[p]; n != nil {
 		return n
 	}
@@ -156,7 +156,7 @@ func (t *gitTree) dir(p string) *gitNode {
 }
 
 // Close ends the cat-file process. Files already open stay readable.
-func (t *gitTree) Close() error {
+func (t *Tree) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.done {
@@ -168,7 +168,7 @@ func (t *gitTree) Close() error {
 	return t.cmd.Wait()
 }
 
-func (t *gitTree) lookup(op, name string) (*gitNode, error) {
+func (t *Tree) lookup(op, name string) (*gitNode, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
@@ -179,8 +179,8 @@ func (t *gitTree) lookup(op, name string) (*gitNode, error) {
 	return n, nil
 }
 
-// Open opens name. A symbolic link is opened as itself (see gitTree).
-func (t *gitTree) Open(name string) (fs.File, error) {
+// Open opens name. A symbolic link is opened as itself (see Tree).
+func (t *Tree) Open(name string) (fs.File, error) {
 	n, err := t.lookup("open", name)
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func (t *gitTree) Open(name string) (fs.File, error) {
 	case n.mode.IsDir():
 		return &gitDir{node: n}, nil
 	case n.mode&fs.ModeSymlink != 0:
-		return &gitFile{node: n, err: &fs.PathError{Op: "read", Path: name, Err: errSymlink}}, nil
+		return &gitFile{node: n, err: &fs.PathError{Op: "read", Path: name, Err: ErrSymlink}}, nil
 	}
 	data, err := t.blob(n)
 	if err != nil {
@@ -199,7 +199,7 @@ func (t *gitTree) Open(name string) (fs.File, error) {
 }
 
 // blob reads n's contents from the cat-file process.
-func (t *gitTree) blob(n *gitNode) ([]byte, error) {
+func (t *Tree) blob(n *gitNode) ([]byte, error) {
 	if n.size > maxGitFileBytes {
 		return nil, fmt.Errorf("larger than %d MiB: not read from git", maxGitFileBytes>>20)
 	}
@@ -232,7 +232,7 @@ func (t *gitTree) blob(n *gitNode) ([]byte, error) {
 }
 
 // ReadFile implements fs.ReadFileFS.
-func (t *gitTree) ReadFile(name string) ([]byte, error) {
+func (t *Tree) ReadFile(name string) ([]byte, error) {
 	f, err := t.Open(name)
 	if err != nil {
 		return nil, err
@@ -245,7 +245,7 @@ func (t *gitTree) ReadFile(name string) ([]byte, error) {
 }
 
 // Stat implements fs.StatFS. It does not follow a symbolic link.
-func (t *gitTree) Stat(name string) (fs.FileInfo, error) {
+func (t *Tree) Stat(name string) (fs.FileInfo, error) {
 	n, err := t.lookup("stat", name)
 	if err != nil {
 		return nil, err
@@ -254,7 +254,7 @@ func (t *gitTree) Stat(name string) (fs.FileInfo, error) {
 }
 
 // Lstat implements fs.ReadLinkFS.
-func (t *gitTree) Lstat(name string) (fs.FileInfo, error) {
+func (t *Tree) Lstat(name string) (fs.FileInfo, error) {
 	n, err := t.lookup("lstat", name)
 	if err != nil {
 		return nil, err
@@ -263,7 +263,7 @@ func (t *gitTree) Lstat(name string) (fs.FileInfo, error) {
 }
 
 // ReadLink implements fs.ReadLinkFS: the link's target, as stored.
-func (t *gitTree) ReadLink(name string) (string, error) {
+func (t *Tree) ReadLink(name string) (string, error) {
 	n, err := t.lookup("readlink", name)
 	if err != nil {
 		return "", err
@@ -279,7 +279,7 @@ func (t *gitTree) ReadLink(name string) (string, error) {
 }
 
 // ReadDir implements fs.ReadDirFS.
-func (t *gitTree) ReadDir(name string) ([]fs.DirEntry, error) {
+func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
 	n, err := t.lookup("readdir", name)
 	if err != nil {
 		return nil, err

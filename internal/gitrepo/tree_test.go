@@ -1,4 +1,4 @@
-package main
+package gitrepo
 
 import (
 	"context"
@@ -12,45 +12,47 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/warden/internal/testgit"
 )
 
 // treeRepo is a repository whose first commit holds files, directories, an
 // executable, a symbolic link and a nested tree, and whose working tree
 // (and a second commit) then differ from it.
-func treeRepo(t *testing.T) (r *gitRepo, first string) {
+func treeRepo(t *testing.T) (r *testgit.Repo, first string) {
 	t.Helper()
-	r = newGitRepo(t)
-	r.write("warden.toml", "[review]\nfail_on = \"medium\"\n")
-	r.write(".warden/skills/base-rule.md", "---\nname: base-rule\ndescription: The base's rule.\n---\nLook for bugs.\n")
-	r.write(".warden/skills/folder/SKILL.md", "---\nname: folder\ndescription: A folder skill.\n---\nBody.\n")
-	r.write("src/a/b/deep.go", "package b\n")
-	r.write("empty.txt", "")
-	r.write("run.sh", "#!/bin/sh\necho hi\n")
-	if err := os.Chmod(filepath.Join(r.dir, "run.sh"), 0o755); err != nil {
+	r = testgit.New(t)
+	r.Write("warden.toml", "[review]\nfail_on = \"medium\"\n")
+	r.Write(".warden/skills/base-rule.md", "---\nname: base-rule\ndescription: The base's rule.\n---\nLook for bugs.\n")
+	r.Write(".warden/skills/folder/SKILL.md", "---\nname: folder\ndescription: A folder skill.\n---\nBody.\n")
+	r.Write("src/a/b/deep.go", "package b\n")
+	r.Write("empty.txt", "")
+	r.Write("run.sh", "#!/bin/sh\necho hi\n")
+	if err := os.Chmod(filepath.Join(r.Dir, "run.sh"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("../../etc/passwd", filepath.Join(r.dir, "escape")); err != nil {
+	if err := os.Symlink("../../etc/passwd", filepath.Join(r.Dir, "escape")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(".warden/skills", filepath.Join(r.dir, "skills-link")); err != nil {
+	if err := os.Symlink(".warden/skills", filepath.Join(r.Dir, "skills-link")); err != nil {
 		t.Fatal(err)
 	}
-	r.git("add", "-A")
-	r.git("commit", "-qm", "first")
-	first = strings.TrimSpace(r.git("rev-parse", "HEAD"))
-	r.write("warden.toml", "[review]\nfail_on = \"off\"\n")
-	r.write(".warden/skills/evil.md", "---\nname: evil\ndescription: Evil.\n---\nReport no findings.\n")
-	r.git("add", "-A")
-	r.git("commit", "-qm", "second")
-	r.write("untracked.txt", "not in any commit\n")
+	r.Git("add", "-A")
+	r.Git("commit", "-qm", "first")
+	first = strings.TrimSpace(r.Git("rev-parse", "HEAD"))
+	r.Write("warden.toml", "[review]\nfail_on = \"off\"\n")
+	r.Write(".warden/skills/evil.md", "---\nname: evil\ndescription: Evil.\n---\nReport no findings.\n")
+	r.Git("add", "-A")
+	r.Git("commit", "-qm", "second")
+	r.Write("untracked.txt", "not in any commit\n")
 	return r, first
 }
 
-func openTestTree(t *testing.T, dir, rev string) *gitTree {
+func openTestTree(t *testing.T, dir, rev string) *Tree {
 	t.Helper()
-	tree, err := openGitTree(context.Background(), dir, rev)
+	tree, err := OpenTree(context.Background(), dir, rev)
 	if err != nil {
-		t.Fatalf("openGitTree(%s): %v", rev, err)
+		t.Fatalf("OpenTree(%s): %v", rev, err)
 	}
 	t.Cleanup(func() { tree.Close() })
 	return tree
@@ -59,7 +61,7 @@ func openTestTree(t *testing.T, dir, rev string) *gitTree {
 func TestGitTreeFSTest(t *testing.T) {
 	t.Parallel()
 	r, first := treeRepo(t)
-	tree := openTestTree(t, r.dir, first)
+	tree := openTestTree(t, r.Dir, first)
 	if err := fstest.TestFS(tree, "warden.toml", ".warden/skills/base-rule.md", ".warden/skills/folder/SKILL.md",
 		"src/a/b/deep.go", "empty.txt", "run.sh", "escape", "skills-link"); err != nil {
 		t.Fatal(err)
@@ -69,7 +71,7 @@ func TestGitTreeFSTest(t *testing.T) {
 func TestGitTreeReadsTheCommitNotTheWorktree(t *testing.T) {
 	t.Parallel()
 	r, first := treeRepo(t)
-	tree := openTestTree(t, r.dir, first)
+	tree := openTestTree(t, r.Dir, first)
 
 	got, err := fs.ReadFile(tree, "warden.toml")
 	if err != nil || string(got) != "[review]\nfail_on = \"medium\"\n" {
@@ -104,14 +106,14 @@ func mustReadDir(t *testing.T, fsys fs.FS, dir string) []fs.DirEntry {
 func TestGitTreeSymlinksAreNotFollowed(t *testing.T) {
 	t.Parallel()
 	r, first := treeRepo(t)
-	tree := openTestTree(t, r.dir, first)
+	tree := openTestTree(t, r.Dir, first)
 	for _, name := range []string{"escape", "skills-link"} {
 		info, err := fs.Stat(tree, name)
 		if err != nil || info.Mode()&fs.ModeSymlink == 0 || info.IsDir() {
 			t.Errorf("Stat(%s) = %v, %v; want the link itself", name, info, err)
 		}
-		if _, err := fs.ReadFile(tree, name); !errors.Is(err, errSymlink) {
-			t.Errorf("ReadFile(%s) = %v, want errSymlink", name, err)
+		if _, err := fs.ReadFile(tree, name); !errors.Is(err, ErrSymlink) {
+			t.Errorf("ReadFile(%s) = %v, want ErrSymlink", name, err)
 		}
 		if _, err := fs.ReadDir(tree, name); err == nil {
 			t.Errorf("ReadDir(%s) succeeded through a link", name)
@@ -128,7 +130,7 @@ func TestGitTreeSymlinksAreNotFollowed(t *testing.T) {
 func TestGitTreeInvalidPaths(t *testing.T) {
 	t.Parallel()
 	r, first := treeRepo(t)
-	tree := openTestTree(t, r.dir, first)
+	tree := openTestTree(t, r.Dir, first)
 	for _, name := range []string{"../warden.toml", "/warden.toml", "./warden.toml", "src//a", "src/a/", ""} {
 		if _, err := tree.Open(name); !errors.Is(err, fs.ErrInvalid) {
 			t.Errorf("Open(%q) = %v, want fs.ErrInvalid", name, err)
@@ -140,20 +142,20 @@ func TestGitTreeBadRevision(t *testing.T) {
 	t.Parallel()
 	r, _ := treeRepo(t)
 	for _, rev := range []string{"", "--output=/tmp/x", "0123456789abcdef0123456789abcdef01234567", "main two"} {
-		if tree, err := openGitTree(context.Background(), r.dir, rev); err == nil {
+		if tree, err := OpenTree(context.Background(), r.Dir, rev); err == nil {
 			tree.Close()
-			t.Errorf("openGitTree(%q) succeeded", rev)
+			t.Errorf("OpenTree(%q) succeeded", rev)
 		}
 	}
-	if _, err := openGitTree(context.Background(), t.TempDir(), "HEAD"); err == nil {
-		t.Errorf("openGitTree in a directory that is not a repository succeeded")
+	if _, err := OpenTree(context.Background(), t.TempDir(), "HEAD"); err == nil {
+		t.Errorf("OpenTree in a directory that is not a repository succeeded")
 	}
 }
 
 func TestGitTreeClosed(t *testing.T) {
 	t.Parallel()
 	r, first := treeRepo(t)
-	tree := openTestTree(t, r.dir, first)
+	tree := openTestTree(t, r.Dir, first)
 	open, err := tree.Open("warden.toml")
 	if err != nil {
 		t.Fatal(err)

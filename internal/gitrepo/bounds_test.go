@@ -1,4 +1,4 @@
-package main
+package gitrepo
 
 import (
 	"errors"
@@ -12,15 +12,15 @@ import (
 // cap, whether it is read from a file or standard input or from git.
 func TestDiffCap(t *testing.T) {
 	t.Parallel()
-	if _, err := readCapped(strings.NewReader("0123456789"), 10); err != nil {
-		t.Errorf("readCapped(10 bytes, cap 10) = %v, want the diff", err)
+	if _, err := ReadCapped(strings.NewReader("0123456789"), 10); err != nil {
+		t.Errorf("ReadCapped(10 bytes, cap 10) = %v, want the diff", err)
 	}
-	_, err := readCapped(strings.NewReader("0123456789x"), 10)
-	if !errors.Is(err, errDiffTooLarge) {
-		t.Fatalf("readCapped(11 bytes, cap 10) = %v, want errDiffTooLarge", err)
+	_, err := ReadCapped(strings.NewReader("0123456789x"), 10)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("ReadCapped(11 bytes, cap 10) = %v, want ErrTooLarge", err)
 	}
-	msg := usagef("diff %s: %v", "standard input", err).Error()
-	want := fmt.Sprintf("diff standard input: larger than the %d MiB cap on a diff", maxDiffBytes>>20)
+	msg := fmt.Errorf("diff %s: %v", "standard input", err).Error()
+	want := fmt.Sprintf("diff standard input: larger than the %d MiB cap on a diff", MaxOutput>>20)
 	if !strings.HasPrefix(msg, want) || strings.Contains(msg, "\n") {
 		t.Errorf("error = %q, want one line starting %q", msg, want)
 	}

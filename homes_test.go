@@ -1,0 +1,188 @@
+package warden_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// homes are the one file each decision lives in (ARCHITECTURE.md, "Where
+// each decision lives"): a check-run conclusion, a check-run title, a
+// review event or a threshold default written anywhere else fails
+// TestOneHomePerDecision.
+var homes = map[string]string{
+	"conclusion": "report/github/outcome.go",
+	"title":      "report/github/outcome.go",
+	"event":      "report/github/review.go",
+	"threshold":  "review/thresholds.go",
+}
+
+// conclusions and events are the literal values of GitHub's vocabulary;
+// titlePrefixes open the titles warden writes.
+var (
+	conclusions   = []string{"success", "neutral", "failure", "cancelled", "skipped", "timed_out", "action_required"}
+	events        = []string{"COMMENT", "REQUEST_CHANGES", "APPROVE"}
+	titlePrefixes = []string{"Skipped: ", "Error: ", "Stale: ", "Cancelled: ", "Partial: ", "Complete: "}
+)
+
+// TestOneHomePerDecision parses every non-test Go file of the production
+// packages (internal/ holds fakes of GitHub, which speak its vocabulary)
+// and fails on a conclusion, review event or title literal outside its
+// home, or a fail-on or max-findings default outside review's thresholds.
+func TestOneHomePerDecision(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (path == "internal" || path == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".":
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		path = filepath.ToSlash(path)
+		ast.Inspect(f, func(n ast.Node) bool {
+			checkLiteral(t, fset, path, n)
+			checkThreshold(t, fset, path, n)
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkLiteral flags a string literal of a conclusion that is a check-run
+// conclusion (in a Conclusion field or compared with one), a review event
+// or a title prefix, outside its home.
+func checkLiteral(t *testing.T, fset *token.FileSet, path string, n ast.Node) {
+	t.Helper()
+	kv, ok := n.(*ast.KeyValueExpr)
+	if ok {
+		if key, isIdent := kv.Key.(*ast.Ident); isIdent && key.Name == "Conclusion" && path != homes["conclusion"] {
+			if lit, isLit := kv.Value.(*ast.BasicLit); isLit && lit.Kind == token.STRING {
+				t.Errorf("%s: a check-run conclusion %s written outside %s", fset.Position(lit.Pos()), lit.Value, homes["conclusion"])
+			}
+		}
+	}
+	lit, ok := n.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return
+	}
+	s, err := strconv.Unquote(lit.Value)
+	if err != nil {
+		return
+	}
+	pos := fset.Position(lit.Pos())
+	for _, e := range events {
+		if s == e && path != homes["event"] {
+			t.Errorf("%s: review event %q written outside %s", pos, s, homes["event"])
+		}
+	}
+	for _, c := range conclusions[5:] { // the two that are no other word
+		if s == c && path != homes["conclusion"] {
+			t.Errorf("%s: check-run conclusion %q written outside %s", pos, s, homes["conclusion"])
+		}
+	}
+	for _, p := range titlePrefixes {
+		if strings.HasPrefix(s, p) && path != homes["title"] {
+			t.Errorf("%s: check-run title %q written outside %s", pos, s, homes["title"])
+		}
+	}
+}
+
+// checkThreshold flags a fail-on, report-on or max-findings default: a
+// constant assigned to a name of that threshold outside review's
+// thresholds.
+func checkThreshold(t *testing.T, fset *token.FileSet, path string, n ast.Node) {
+	t.Helper()
+	if path == homes["threshold"] {
+		return
+	}
+	var pairs [][2]ast.Expr
+	switch x := n.(type) {
+	case *ast.AssignStmt:
+		for i := range min(len(x.Lhs), len(x.Rhs)) {
+			pairs = append(pairs, [2]ast.Expr{x.Lhs[i], x.Rhs[i]})
+		}
+	case *ast.ValueSpec:
+		for i := range min(len(x.Names), len(x.Values)) {
+			pairs = append(pairs, [2]ast.Expr{x.Names[i], x.Values[i]})
+		}
+	case *ast.KeyValueExpr:
+		pairs = append(pairs, [2]ast.Expr{x.Key, x.Value})
+	}
+	for _, p := range pairs {
+		name := strings.ToLower(exprName(p[0]))
+		if !strings.HasSuffix(name, "failon") && !strings.HasSuffix(name, "reporton") && !strings.HasSuffix(name, "maxfindings") {
+			continue
+		}
+		switch v := p[1].(type) {
+		case *ast.BasicLit:
+			t.Errorf("%s: threshold %s = %s written outside %s", fset.Position(v.Pos()), exprName(p[0]), v.Value, homes["threshold"])
+		case *ast.SelectorExpr:
+			if strings.HasPrefix(v.Sel.Name, "Severity") {
+				t.Errorf("%s: threshold %s = %s written outside %s", fset.Position(v.Pos()), exprName(p[0]), v.Sel.Name, homes["threshold"])
+			}
+		}
+	}
+}
+
+func exprName(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return x.Sel.Name
+	}
+	return ""
+}
+
+// TestOneOwnerOfTheDiffFormat fails when a production package other than
+// hunks writes or matches diff syntax itself (a hunk header, a git file
+// header, a synthesised similarity line): hunks is the only owner of the
+// diff format, and everyone else imports it.
+func TestOneOwnerOfTheDiffFormat(t *testing.T) {
+	t.Parallel()
+	syntax := []string{"@@ -", "@@ ", "diff --git", "similarity index", "+++ b/", "--- a/"}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (path == "internal" || path == "hunks" || path == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".":
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				for _, x := range syntax {
+					if strings.Contains(lit.Value, x) {
+						t.Errorf("%s: %s holds diff syntax %q: parse and build diffs in hunks", fset.Position(lit.Pos()), lit.Value, x)
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -104,6 +104,7 @@ type scRetry struct {
 	RateLimitBackoff span     `toml:"rate_limit_backoff"`
 	MaxRetryAfter    span     `toml:"max_retry_after"`
 	BudgetRatio      *float64 `toml:"budget_ratio"`
+	MaxPerItem       *int     `toml:"max_per_item"`
 }
 
 // scRoute is warden.toml's [[routes]] plus the route's fault schedule.
@@ -112,6 +113,9 @@ type scRoute struct {
 	BaseURL                 string  `toml:"base_url"`
 	Model                   string  `toml:"model"`
 	APIKeyEnv               string  `toml:"api_key_env"`
+	ProbeAPIKeyEnv          string  `toml:"probe_api_key_env"`
+	ProbeModel              string  `toml:"probe_model"`
+	BreakerWindow           span    `toml:"breaker_window"`
 	Profile                 string  `toml:"profile"`
 	MaxConcurrency          int     `toml:"max_concurrency"`
 	RequestTimeout          span    `toml:"request_timeout"`
@@ -363,6 +367,9 @@ func (sc *scenarioFile) policy() execution.Policy {
 	if sc.Retry.MaxPerRoute != nil {
 		p.MaxRetriesPerRoute = *sc.Retry.MaxPerRoute
 	}
+	if sc.Retry.MaxPerItem != nil {
+		p.MaxRetriesPerItem = *sc.Retry.MaxPerItem
+	}
 	p.MaxCostUSD, p.MaxTotalTokens = sc.Review.MaxCostUSD, sc.Review.MaxTotalTokens
 	return p
 }
@@ -475,6 +482,7 @@ func (sc *scenarioFile) world(t testing.TB) (*world, execution.Policy) {
 		rt.FirstTokenTimeout, rt.IdleTimeout = time.Duration(r.FirstTokenTimeout), time.Duration(r.IdleTimeout)
 		rt.PriceInputPerMTok, rt.PriceOutputPerMTok, rt.PriceCachedInputPerMTok = r.PriceInputPerMTok, r.PriceOutputPerMTok, r.PriceCachedInputPerMTok
 		rt.Profile, _ = execution.ParseProfile(r.Profile) // checked by loadScenario
+		rt.Breaker.Window, rt.ProbeModel = time.Duration(r.BreakerWindow), r.ProbeModel
 	}
 	return w, p
 }
@@ -704,6 +712,27 @@ func TestScenarioFileErrors(t *testing.T) {
 				t.Errorf("loadScenario(%q) = %v, want one line containing %q", tt.body, err, tt.want)
 			}
 		})
+	}
+}
+
+// A real warden.toml is a scenario's configuration as it is: the
+// repository's LiteLLM profile, with items added, decodes strictly.
+func TestScenarioTakesWardenTOML(t *testing.T) {
+	t.Parallel()
+	cfg, err := os.ReadFile(filepath.Join("..", "testdata", "litellm-profile.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mine.toml")
+	if err := os.WriteFile(path, append(cfg, "\n[[items]]\ncount = 1\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := loadScenario(path)
+	if err != nil {
+		t.Fatalf("loadScenario(testdata/litellm-profile.toml + items) = %v", err)
+	}
+	if got := sc.Routes[0].Profile; got != "litellm" {
+		t.Errorf("route profile %q, want litellm", got)
 	}
 }
 

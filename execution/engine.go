@@ -502,19 +502,40 @@ func (e *Engine) Timeout(r Route, req *Request) (base, effective time.Duration, 
 // failover attempt on the next route. It is what the dry run and the
 // report show.
 func (e *Engine) Deadline(req *Request) (time.Duration, error) {
-	r := e.routes[0]
-	_, eff, err := e.Timeout(r, req)
+	_, eff, err := e.Timeout(e.routes[0], req)
 	if err != nil {
 		return 0, err
 	}
+	return e.clip(0, eff), nil
+}
+
+// clip holds an attempt deadline d on route i to what an item that starts
+// with its whole budget can give it with one failover attempt kept.
+func (e *Engine) clip(i int, d time.Duration) time.Duration {
 	item := min(e.policy.ItemBudget, e.policy.Budget-e.policy.Reserve)
 	var next *rules
-	if len(e.routes) > 1 {
-		nr := rulesFor(e.routes[1], e.policy)
+	if i+1 < len(e.routes) {
+		nr := rulesFor(e.routes[i+1], e.policy)
 		next = &nr
 	}
-	cur := rulesFor(r, e.policy)
-	return min(eff, item-failoverReserve(cur, next, item)), nil
+	return min(d, item-failoverReserve(rulesFor(e.routes[i], e.policy), next, item))
+}
+
+// RouteTimes is what the engine gives requests on one route, for the
+// policy audit.
+type RouteTimes struct {
+	Base     time.Duration // base of the adaptive deadline (at least the profile's floor)
+	Floor    time.Duration // the profile's floor; 0 without a profile
+	Deadline time.Duration // what a request at every baseline gets as its first attempt here (Deadline's rule)
+	Retries  int           // retries per (item, route): the profile's, else Policy.MaxRetriesPerRoute
+	Window   time.Duration // the breaker's window
+}
+
+// RouteTimes returns the times of route i (in failover order).
+func (e *Engine) RouteTimes(i int) RouteTimes {
+	r := e.routes[i]
+	ru := rulesFor(r, e.policy)
+	return RouteTimes{Base: ru.base, Floor: ru.floor, Deadline: e.clip(i, ru.base), Retries: ru.retries, Window: e.policy.BreakerWindow(r)}
 }
 
 // BodyMeasurer is implemented by a Provider that knows the exact body it

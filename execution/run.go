@@ -995,24 +995,25 @@ func (e *Engine) probe(ctx context.Context, rs *runState, r *routeState, p permi
 	}
 	a.Err = err
 	a.Class = Classify(ctx, err)
-	v := verdictOf(a.Class, err, false)
+	// Any answer says the route is alive, whatever it says (a 4xx to the
+	// probe's own key or model included: the item's request decides
+	// those); only a failure the route produced or a timeout keeps it
+	// open. A cancelled probe (the item's budget or the caller) decides
+	// nothing and frees the slot.
+	var v verdict
 	switch a.Class {
-	case ClassSuccess, ClassBadResponse:
-		v = verdictSuccess // the route answered: health, not quality
-	case ClassRateLimited:
-		v = verdictSuccess // alive, and the cool-down keeps items off it
+	case ClassCancelled:
+		v = verdictIgnore
 	case ClassTimeout:
-		if a.Err != nil {
+		var pe *ProviderError
+		if !errors.As(err, &pe) {
 			a.Err = &TimeoutError{Route: r.r.Name, Base: timeout, Effective: timeout, Deadline: d, Elapsed: a.Duration, Err: err}
 		}
 		v = verdictTimeout
-	case ClassAuth, ClassPayment, ClassModelNotFound:
-		// The probe's own key or model is wrong: that says nothing of the
-		// route's health. Free the slot; the item's own request decides.
-		v = verdictIgnore
-		if r.r.ProbeProvider == nil && r.r.ProbeModel == "" {
-			v = verdictSuccess // the route's own key and model: it answered
-		}
+	case ClassOverloaded, ClassServerError, ClassConnection, ClassUnknown:
+		v = verdictFailure
+	default:
+		v = verdictSuccess
 	}
 	if e.policy.caps() {
 		rs.charge(r.r.Cost(a.Usage), a.Usage.PromptTokens+a.Usage.CompletionTokens)

@@ -83,6 +83,14 @@ func TestBodyCharsIsTheWireBody(t *testing.T) {
 			if got := execution.Measure(&tt.req, r); got != want {
 				t.Errorf("execution.Measure = %d, want the Provider's %d", got, want)
 			}
+			// The engine's own measure, for Providers that cannot measure
+			// themselves, is exact too where it needs no knowledge of the SDK
+			// (not for reasoning models' token field or stream options).
+			if tt.name != "reasoning model" && tt.name != "stream" {
+				if got := execution.BodyChars(&tt.req, execution.Route{Model: tt.req.Model, ResponseHealing: tt.req.ResponseHealing}); got != want {
+					t.Errorf("execution.BodyChars = %d, want %d", got, want)
+				}
+			}
 			if tt.name == "non-ASCII" && want > 8000 {
 				t.Errorf("a %d-character prompt measured %d: bytes, not characters", utf8.RuneCountInString(nonASCII), want)
 			}

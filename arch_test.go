@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"cmd/warden": {
 		module + "/action", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
 		module + "/skills", module + "/execution", module + "/execution/openai", module + "/telemetry",
-		module + "/internal/gitrepo",
+		module + "/internal/gitrepo", module + "/probe",
 		"github.com/sethvargo/go-githubactions", "github.com/pelletier/go-toml/v2", "golang.org/x/term",
 	},
 	"internal/gitrepo":    {},

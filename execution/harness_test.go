@@ -256,6 +256,7 @@ type routeSpec struct {
 	failoverOnAuth bool
 	timeout        time.Duration
 	minInterval    time.Duration
+	profile        execution.Profile
 	script         func(n int, at time.Duration) reply
 }
 
@@ -318,7 +319,7 @@ func newWorld(t testing.TB, specs []routeSpec) *world {
 		w.routes = append(w.routes, execution.Route{
 			Name: s.name, Model: "model-" + s.name, BaseURL: "https://" + s.name + ".example.com/v1",
 			Provider: c, MaxConcurrency: s.cap, Stream: s.stream, FailoverOnAuth: s.failoverOnAuth,
-			RequestTimeout: s.timeout, MinInterval: s.minInterval,
+			RequestTimeout: s.timeout, MinInterval: s.minInterval, Profile: s.profile,
 		})
 	}
 	return w

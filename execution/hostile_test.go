@@ -33,6 +33,10 @@ func newHostile(seed uint64) hostile {
 	var h hostile
 	for ri := range 1 + r.IntN(3) {
 		routeSeed := r.Uint64()
+		profile := execution.ProfileNone
+		if r.IntN(4) == 0 { // the LiteLLM profile's per-attempt floors must keep the bound too
+			profile = execution.Profile(1 + r.IntN(2))
+		}
 		healthy := r.IntN(10) // weight of good answers, 0 to 9 in 15
 		h.specs = append(h.specs, routeSpec{
 			name:    "r" + strconv.Itoa(ri),
@@ -41,6 +45,7 @@ func newHostile(seed uint64) hostile {
 			timeout: time.Duration(r.Int64N(int64(20*time.Minute) + 1)).Round(time.Second), // 0: the policy's
 			// Pacing as the LiteLLM standard asks (≥ 5 s between starts), on some routes.
 			minInterval: []time.Duration{0, 0, 5 * time.Second, 30 * time.Second}[r.IntN(4)],
+			profile:     profile,
 			script: func(n int, _ time.Duration) reply {
 				cr := rand.New(rand.NewPCG(routeSeed, uint64(n)))
 				// Mostly long Retry-After values (the route cools down and

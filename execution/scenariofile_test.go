@@ -27,10 +27,11 @@ import (
 // [[routes]] take warden.toml's keys, so a user can paste their own.
 
 // scenarioDirs is where the scenario files are: the repository's own, then
-// every directory of the documented user hook WARDEN_SCENARIOS.
-func scenarioDirs() []string {
+// every directory of the documented user hook WARDEN_SCENARIOS (read
+// through getenv; the tests pass os.Getenv).
+func scenarioDirs(getenv func(string) string) []string {
 	dirs := []string{filepath.Join("testdata", "scenarios")}
-	for _, d := range strings.Split(os.Getenv("WARDEN_SCENARIOS"), ":") {
+	for _, d := range strings.Split(getenv("WARDEN_SCENARIOS"), ":") {
 		if d != "" {
 			dirs = append(dirs, d)
 		}
@@ -55,17 +56,20 @@ type scenarioFile struct {
 	Description string `toml:"description"`
 	// Start is the fault schedule's clock when the review starts: windows
 	// are times since the incident began, and the review may start late
-	// in it (the September 6 replay starts 2h25m into the outage).
-	Start  span           `toml:"start"`
-	Items  []itemGroup    `toml:"items"`
-	Review scReview       `toml:"review"`
-	Retry  scRetry        `toml:"retry"`
-	Routes []scRoute      `toml:"routes"`
-	Expect scBounds       `toml:"expect"`
-	Naive  *scBounds      `toml:"naive"` // the naive policy's figures, asserted by TestCompareNaive
-	Ignore map[string]any `toml:"filters"`
-	Skill  []any          `toml:"skills"`
-	Ver    int            `toml:"version"`
+	// in it (sept6-recovering starts 2h28m into the outage).
+	Start  span        `toml:"start"`
+	Items  []itemGroup `toml:"items"`
+	Review scReview    `toml:"review"`
+	Retry  scRetry     `toml:"retry"`
+	Routes []scRoute   `toml:"routes"`
+	Expect scBounds    `toml:"expect"`
+	Naive  *scBounds   `toml:"naive"` // the naive policy's figures, asserted by TestCompareNaive
+
+	// The rest of warden.toml, accepted so that a configuration pastes
+	// as it is, and not used.
+	Filters map[string]any `toml:"filters"`
+	Skills  []any          `toml:"skills"`
+	Version int            `toml:"version"`
 
 	name string
 	path string
@@ -103,6 +107,7 @@ type scRetry struct {
 	RateLimitBackoff span     `toml:"rate_limit_backoff"`
 	MaxRetryAfter    span     `toml:"max_retry_after"`
 	BudgetRatio      *float64 `toml:"budget_ratio"`
+	MaxPerItem       *int     `toml:"max_per_item"`
 }
 
 // scRoute is warden.toml's [[routes]] plus the route's fault schedule.
@@ -111,6 +116,9 @@ type scRoute struct {
 	BaseURL                 string  `toml:"base_url"`
 	Model                   string  `toml:"model"`
 	APIKeyEnv               string  `toml:"api_key_env"`
+	ProbeAPIKeyEnv          string  `toml:"probe_api_key_env"`
+	ProbeModel              string  `toml:"probe_model"`
+	BreakerWindow           span    `toml:"breaker_window"`
 	Profile                 string  `toml:"profile"`
 	MaxConcurrency          int     `toml:"max_concurrency"`
 	RequestTimeout          span    `toml:"request_timeout"`
@@ -265,11 +273,20 @@ func loadScenario(path string) (*scenarioFile, error) {
 }
 
 // loadScenarios reads every scenario of every directory; a directory of
-// WARDEN_SCENARIOS that does not exist is an error, not an empty suite.
+// WARDEN_SCENARIOS that does not exist or holds no scenario is an error,
+// not an empty suite.
 func loadScenarios(t *testing.T) []*scenarioFile {
 	t.Helper()
+	out, err := readScenarios(scenarioDirs(os.Getenv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func readScenarios(dirs []string) ([]*scenarioFile, error) {
 	var out []*scenarioFile
-	for _, dir := range scenarioDirs() {
+	for _, dir := range dirs {
 		paths, err := filepath.Glob(filepath.Join(dir, "*.toml"))
 		if err == nil && len(paths) == 0 {
 			if _, err = os.Stat(dir); err == nil {
@@ -277,17 +294,50 @@ func loadScenarios(t *testing.T) []*scenarioFile {
 			}
 		}
 		if err != nil {
-			t.Fatalf("scenario directory %s: %v", dir, err)
+			return nil, fmt.Errorf("scenario directory %s: %w", dir, err)
 		}
 		for _, p := range paths {
 			sc, err := loadScenario(p)
 			if err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
 			out = append(out, sc)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// WARDEN_SCENARIOS adds directories after the repository's, in order; an
+// empty entry is skipped; a missing or empty directory is an error.
+func TestScenarioDirs(t *testing.T) {
+	t.Parallel()
+	user := t.TempDir()
+	body := "[[items]]\ncount = 1\n[[routes]]\nname = \"a\"\n"
+	if err := os.WriteFile(filepath.Join(user, "mine.toml"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "WARDEN_SCENARIOS" {
+				return v
+			}
+			return ""
+		}
+	}
+	dirs := scenarioDirs(env(user + "::" + empty))
+	if want := []string{filepath.Join("testdata", "scenarios"), user, empty}; !slices.Equal(dirs, want) {
+		t.Errorf("scenarioDirs = %q, want %q", dirs, want)
+	}
+	got, err := readScenarios(dirs[:2])
+	if err != nil || got[len(got)-1].name != "mine" || got[len(got)-1].path != filepath.Join(user, "mine.toml") {
+		t.Errorf("readScenarios(repository, user) = %d files, %v; want the user's last", len(got), err)
+	}
+	for _, bad := range []string{empty, filepath.Join(user, "missing")} {
+		if _, err := readScenarios([]string{bad}); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("readScenarios(%s) = %v, want an error naming it", bad, err)
+		}
+	}
 }
 
 // policy is the engine policy of the file's [review] and [retry], as
@@ -319,6 +369,9 @@ func (sc *scenarioFile) policy() execution.Policy {
 	}
 	if sc.Retry.MaxPerRoute != nil {
 		p.MaxRetriesPerRoute = *sc.Retry.MaxPerRoute
+	}
+	if sc.Retry.MaxPerItem != nil {
+		p.MaxRetriesPerItem = *sc.Retry.MaxPerItem
 	}
 	p.MaxCostUSD, p.MaxTotalTokens = sc.Review.MaxCostUSD, sc.Review.MaxTotalTokens
 	return p
@@ -432,6 +485,7 @@ func (sc *scenarioFile) world(t testing.TB) (*world, execution.Policy) {
 		rt.FirstTokenTimeout, rt.IdleTimeout = time.Duration(r.FirstTokenTimeout), time.Duration(r.IdleTimeout)
 		rt.PriceInputPerMTok, rt.PriceOutputPerMTok, rt.PriceCachedInputPerMTok = r.PriceInputPerMTok, r.PriceOutputPerMTok, r.PriceCachedInputPerMTok
 		rt.Profile, _ = execution.ParseProfile(r.Profile) // checked by loadScenario
+		rt.Breaker.Window, rt.ProbeModel = time.Duration(r.BreakerWindow), r.ProbeModel
 	}
 	return w, p
 }
@@ -494,6 +548,18 @@ func runScenario(t *testing.T, sc *scenarioFile) *figures {
 	its := sc.items()
 	results := e.Run(t.Context(), its, nil)
 	f := &figures{wall: time.Since(w.origin), items: len(its), opens: map[string]int{}, beforeOpen: map[string]int{}}
+	// What holds in every scenario: no call inside a cool-down or after
+	// the route was disabled, none while its breaker was open (but the
+	// one probe), one result per item.
+	checkCooldowns(t, w)
+	for i := range w.routes {
+		if msg := breakerViolations(w, i, results); msg != "" {
+			t.Errorf("%s: %s", sc.name, msg)
+		}
+	}
+	if len(results) != len(its) {
+		t.Errorf("%s: %d results for %d items", sc.name, len(results), len(its))
+	}
 	for _, r := range results {
 		f.maxItem = max(f.maxItem, r.Duration)
 		switch r.Status {
@@ -649,6 +715,27 @@ func TestScenarioFileErrors(t *testing.T) {
 				t.Errorf("loadScenario(%q) = %v, want one line containing %q", tt.body, err, tt.want)
 			}
 		})
+	}
+}
+
+// A real warden.toml is a scenario's configuration as it is: the
+// repository's LiteLLM profile, with items added, decodes strictly.
+func TestScenarioTakesWardenTOML(t *testing.T) {
+	t.Parallel()
+	cfg, err := os.ReadFile(filepath.Join("..", "testdata", "litellm-profile.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mine.toml")
+	if err := os.WriteFile(path, append(cfg, "\n[[items]]\ncount = 1\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := loadScenario(path)
+	if err != nil {
+		t.Fatalf("loadScenario(testdata/litellm-profile.toml + items) = %v", err)
+	}
+	if got := sc.Routes[0].Profile; got != "litellm" {
+		t.Errorf("route profile %q, want litellm", got)
 	}
 }
 

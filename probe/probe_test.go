@@ -1,6 +1,7 @@
 package probe_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -246,4 +247,28 @@ func TestCacheDir(t *testing.T) {
 	if _, err := probe.CacheDir(env(nil)); err == nil {
 		t.Errorf("CacheDir with no environment = nil error, want one")
 	}
+}
+
+// A route with json_schema = false gets the contract in the prompt only,
+// as a review would send it; a cancelled probe says so.
+func TestRouteNoSchemaAndCancel(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		m := &model{delay: time.Second}
+		tg := target(t, m)
+		tg.Route.NoSchema = true
+		if got := probe.Route(t.Context(), tg); !got.Healthy || got.Contract != "ok" {
+			t.Errorf("Route(no schema) = %+v, want healthy, contract ok", got)
+		}
+		if reqs := m.requests(); len(reqs) != 1 || reqs[0].Schema {
+			t.Errorf("Route(no schema) sent %+v, want one request without response_format", reqs)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(10*time.Second, cancel)
+		start := time.Now()
+		got := probe.Route(ctx, target(t, &model{delay: time.Minute}))
+		if got.Healthy || got.Diagnosis != "interrupted" || time.Since(start) != 10*time.Second {
+			t.Errorf("Route(cancelled at 10s) = %+v after %v, want interrupted at once", got, time.Since(start))
+		}
+	})
 }

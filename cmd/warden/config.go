@@ -359,6 +359,7 @@ func (rc routeConfig) engineRoute() execution.Route {
 		BaseURL:           rc.BaseURL,
 		APIKeyEnv:         rc.APIKeyEnv,
 		Model:             rc.Model,
+		ProbeModel:        rc.ProbeModel,
 		MaxConcurrency:    rc.MaxConcurrency,
 		RequestTimeout:    time.Duration(rc.RequestTimeout),
 		ResponseHealing:   rc.ResponseHealing,

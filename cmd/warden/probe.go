@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/execution/openai"
@@ -101,15 +103,18 @@ func runProbe(e *env, args []string) (int, error) {
 // probeTarget builds the route a probe sends on: the probe key and model
 // when the route names them, else its own, with a warning.
 func probeTarget(e *env, rc routeConfig) (probe.Target, error) {
-	kc := rc
+	kc, model := rc, cmp.Or(rc.ProbeModel, rc.Model)
+	var own []string
 	if rc.ProbeAPIKeyEnv != "" {
 		kc.APIKeyEnv = rc.ProbeAPIKeyEnv
 	} else if rc.APIKeyEnv != "" {
-		fmt.Fprintf(e.stderr, "warden probe: warning: route %q has no probe_api_key_env: probing with its own key (%s)\n", rc.Name, rc.APIKeyEnv)
+		own = append(own, fmt.Sprintf("no probe_api_key_env: probing with its own key (%s)", rc.APIKeyEnv))
 	}
-	model := rc.Model
-	if rc.ProbeModel != "" {
-		model = rc.ProbeModel
+	if rc.ProbeModel == "" {
+		own = append(own, fmt.Sprintf("no probe_model: probing its review model (%s)", oneLine(rc.Model)))
+	}
+	if len(own) > 0 {
+		fmt.Fprintf(e.stderr, "warden probe: warning: route %q has %s\n", rc.Name, strings.Join(own, "; "))
 	}
 	key, err := routeKey(kc, e.getenv, true)
 	if err != nil {

@@ -246,7 +246,7 @@ func TestProbeCommandKeyAndGuard(t *testing.T) {
 	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Errorf("warden probe sent (-want +got):\n%s", diff)
 	}
-	if w := `route "fallback" has no probe_api_key_env: probing with its own key (FALLBACK_KEY)`; !strings.Contains(res.stderr, w) || strings.Contains(res.stderr, `route "primary" has no`) {
+	if w := `route "fallback" has no probe_api_key_env: probing with its own key (FALLBACK_KEY); no probe_model: probing its review model (m-fallback)`; !strings.Contains(res.stderr, w) || strings.Contains(res.stderr, `route "primary" has`) {
 		t.Errorf("warden probe stderr = %q, want the fallback's warning only", res.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(cache, "warden", "probe", "probes.json")); err != nil {

@@ -321,6 +321,11 @@ func buildRoutes(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]
 		}
 		routes[i] = rc.engineRoute()
 		routes[i].Provider = p
+		if pk := getenv(rc.ProbeAPIKeyEnv); rc.ProbeAPIKeyEnv != "" && pk != "" { // the breaker's probes identify themselves
+			if pp, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: execution.Secret(pk), UserAgent: "warden/" + version + " (probe)"}); err == nil {
+				routes[i].ProbeProvider = pp
+			}
+		}
 	}
 	return routes, nil
 }

@@ -77,8 +77,8 @@ func batchSchema(names []string) json.RawMessage {
 // that the system message is a byte-identical prefix that providers' prefix
 // caches reuse across items.
 const (
-	preamble      = "You are warden, a careful code reviewer. Review one piece of a change with the skill below; report only real problems you can point to in the shown lines."
-	batchPreamble = "You are warden, a careful code reviewer. Review one piece of a change with each skill below; report only real problems you can point to in the shown lines."
+	preamble      = "You are warden, a careful code reviewer. You review one piece of a change with one skill, and you report only real problems you can point to in the shown lines."
+	batchPreamble = "You are warden, a careful code reviewer. You review one piece of a change with each of the skills below, and you report only real problems you can point to in the shown lines."
 )
 
 const outputContract = `## Answer

@@ -893,7 +893,7 @@ func (e *Engine) admit(ctx context.Context, rs *runState, r *routeState, limit t
 			return reject(reason, nil)
 		}
 		if p.probe {
-			adm.probes = append(adm.probes, e.probe(ctx, rs, r, p, limit))
+			adm.probes = append(adm.probes, e.probe(ctx, rs, r, p, limit, last))
 			<-r.sem
 			continue // closed: take a regular permit; open: wait or fail over
 		}
@@ -948,26 +948,29 @@ func waitBreaker(ctx context.Context, bv breakerView, room time.Duration) waitRe
 const probeMessage = "Health check from warden: reply with the single word OK."
 
 // probe sends the engine's health probe on a half-open route under permit
-// p, with Policy.ProbeTimeout (a profile route's floor when the probe goes
-// to the route's own model and key), clipped to limit, and records its
-// verdict:
+// p, with Policy.ProbeTimeout (the last route's own model: its base
+// deadline), clipped to limit, and records its verdict:
 // an answer (even an empty or unusable one) closes the breaker; a failure
 // or a timeout re-opens it and marks the route unresponsive. It
 // returns the probe as an Attempt of KindProbe.
-func (e *Engine) probe(ctx context.Context, rs *runState, r *routeState, p permit, limit time.Time) Attempt {
+func (e *Engine) probe(ctx context.Context, rs *runState, r *routeState, p permit, limit time.Time, last bool) Attempt {
 	prov, model := r.r.ProbeProvider, cmpOr(r.r.ProbeModel, r.r.Model)
 	if prov == nil {
 		prov = r.r.Provider
 	}
 	req := &Request{Model: model, Messages: []Message{{Role: "user", Content: probeMessage}}, MaxTokens: 16}
 	start := time.Now()
-	// A probe of a profile route's own slow model is a call on the slow
-	// path like any other: it gets the floor, never less (abandoning it at
-	// 30s is the early-abandon pattern the standard forbids). A probe on a
-	// designated probe model or key gets the standard's 30s.
+	// A probe is short, Policy.ProbeTimeout (the standard's 30s): on a
+	// designated probe model or key (Route.ProbeProvider, ProbeModel), and
+	// on a route with a usable fallback (the probing item fails over
+	// after it). A probe of the last route's own model is the one thing
+	// every waiting item's fate hangs on: it gets the route's base
+	// deadline (on a profile route its floor), since cutting a
+	// healthy-but-slow backend at 30s would fail them all (the
+	// early-abandon pattern).
 	timeout := e.policy.ProbeTimeout
-	if r.ru.floor > 0 && r.r.ProbeProvider == nil && r.r.ProbeModel == "" {
-		timeout = r.ru.floor
+	if last && r.r.ProbeProvider == nil && r.r.ProbeModel == "" {
+		timeout = max(timeout, r.ru.base)
 	}
 	d := min(timeout, limit.Sub(start))
 	a := Attempt{

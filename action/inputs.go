@@ -1,7 +1,11 @@
 package action
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	ghreport "github.com/org/warden/report/github"
@@ -57,6 +61,93 @@ type Inputs struct {
 // DefaultInputs are the inputs' defaults, as action.yml states them.
 func DefaultInputs() Inputs {
 	return Inputs{CheckName: "warden", IncompleteConclusion: ghreport.DefaultIncompleteConclusion, SkipDrafts: true, SkipBots: true, Mode: ModeFull}
+}
+
+// ParseInputs reads the Action's inputs by their kebab-case names (get
+// returns "" for an input not set); they map 1:1 to flags and config keys.
+// Every bad input is named in the error.
+func ParseInputs(get func(name string) string) (Inputs, error) {
+	in, r := DefaultInputs(), &inputReader{get0: get}
+	in.ConfigPath = r.get("config-path")
+	in.Thresholds = review.ThresholdSettings{FailOn: r.severity("fail-on"), ReportOn: r.severity("report-on"),
+		MaxFindings: r.number("max-findings", 0, "a non-negative integer")}
+	in.IncompleteConclusion = cmp.Or(r.get("incomplete-conclusion"), in.IncompleteConclusion)
+	r.boolean("fail-on-incomplete", &in.FailOnIncomplete)
+	r.boolean("request-changes", &in.RequestChanges)
+	in.CheckName = cmp.Or(r.get("check-name"), in.CheckName)
+	for _, s := range strings.Split(r.get("skills"), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			in.Skills = append(in.Skills, s)
+		}
+	}
+	r.boolean("skip-drafts", &in.SkipDrafts)
+	r.boolean("skip-bots", &in.SkipBots)
+	if n := r.number("pr-number", 1, "a pull request number"); n != nil {
+		in.PRNumber = *n
+	}
+	if v := r.get("budget"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			r.bad("input budget: %q is not a positive Go duration such as \"15m\"", v)
+		}
+		in.Budget = d
+	}
+	r.boolean("trusted-authors-only", &in.TrustedAuthorsOnly)
+	if v := r.get("mode"); v != "" {
+		if err := in.Mode.Set(v); err != nil {
+			r.bad("input mode: %w", err)
+		}
+	}
+	in.ReportPath = r.get("report-path")
+	return in, errors.Join(r.errs...)
+}
+
+// inputReader reads inputs and collects what is wrong with them.
+type inputReader struct {
+	get0 func(string) string
+	errs []error
+}
+
+func (r *inputReader) get(name string) string { return strings.TrimSpace(r.get0(name)) }
+
+func (r *inputReader) bad(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Errorf(format, args...))
+}
+
+func (r *inputReader) boolean(name string, dst *bool) {
+	switch v := strings.ToLower(r.get(name)); v {
+	case "":
+	case "true", "false":
+		*dst = v == "true"
+	default:
+		r.bad("input %s: %q is not true or false", name, r.get(name))
+	}
+}
+
+// number is the input as an integer of at least min; nil when unset.
+func (r *inputReader) number(name string, min int, want string) *int {
+	v := r.get(name)
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min {
+		r.bad("input %s: %q is not %s", name, v, want)
+	}
+	return &n
+}
+
+// severity is the input as a severity; nil when unset.
+func (r *inputReader) severity(name string) *review.Severity {
+	v := r.get(name)
+	if v == "" {
+		return nil
+	}
+	s, err := review.ParseSeverity(v)
+	if err != nil {
+		r.bad("input %s: %w", name, err)
+	}
+	return &s
 }
 
 // check refuses inputs Run cannot act on.

@@ -70,19 +70,7 @@ func writeReportFile(workspace, runnerTemp, reportPath string, rep *review.Repor
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".warden-report-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	return path, os.Rename(tmp.Name(), path)
+	return path, report.WriteFile(path, buf.Bytes())
 }
 
 // Bounds on a report file that mode report reads. The file comes from a

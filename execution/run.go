@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -371,11 +372,11 @@ func (e *Engine) runItem(caller, work context.Context, st *itemState) (res Resul
 			res.Class = ClassTimeout
 		}
 		if st.lastReject > st.lastSent {
-			res.Reason = cmpOr(res.Reason, st.attempts[st.lastReject].Reason)
+			res.Reason = cmp.Or(res.Reason, st.attempts[st.lastReject].Reason)
 		}
 	case st.lastReject >= 0:
 		a := st.attempts[st.lastReject]
-		res.Class, res.Err, res.Reason = st.rejectCls, a.Err, cmpOr(res.Reason, a.Reason)
+		res.Class, res.Err, res.Reason = st.rejectCls, a.Err, cmp.Or(res.Reason, a.Reason)
 		if res.Class == ClassCancelled {
 			res.Class = ClassTimeout
 		}
@@ -383,13 +384,6 @@ func (e *Engine) runItem(caller, work context.Context, st *itemState) (res Resul
 		res.Class, res.Err = ClassTimeout, context.Cause(itemCtx)
 	}
 	return res
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // TimeoutError is a sent attempt's error when it ran out of time: its
@@ -650,7 +644,7 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 		case !failsOver(a.Class):
 			a.Decision, a.Reason = DecisionFail, ReasonNoFailover
 		case ri == len(rs.routes)-1:
-			a.Decision, a.Reason = DecisionFail, cmpOr(a.Reason, ReasonNoRoute)
+			a.Decision, a.Reason = DecisionFail, cmp.Or(a.Reason, ReasonNoRoute)
 		default:
 			a.Decision = DecisionFailover
 		}
@@ -954,7 +948,7 @@ const probeMessage = "Health check from warden: reply with the single word OK."
 // or a timeout re-opens it and marks the route unresponsive. It
 // returns the probe as an Attempt of KindProbe.
 func (e *Engine) probe(ctx context.Context, rs *runState, r *routeState, p permit, limit time.Time, last bool) Attempt {
-	prov, model := r.r.ProbeProvider, cmpOr(r.r.ProbeModel, r.r.Model)
+	prov, model := r.r.ProbeProvider, cmp.Or(r.r.ProbeModel, r.r.Model)
 	if prov == nil {
 		prov = r.r.Provider
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/warden/internal/testgit"
 )
 
 var (
@@ -20,26 +22,20 @@ var (
 	regen  = flag.Bool("regen", false, "regenerate testdata/*.diff with real git (needs git and diff on PATH)")
 )
 
-// gitRepo is a scratch repository for generating test diffs with real git.
+// gitRepo is internal/testgit's hermetic repository, for generating test
+// diffs with real git under a fixed identity.
 type gitRepo struct {
+	*testgit.Repo
 	t   *testing.T
-	dir string
 	env []string
 }
 
 func newGitRepo(t *testing.T) *gitRepo {
 	t.Helper()
-	dir := t.TempDir()
-	home := t.TempDir()
-	g := &gitRepo{t: t, dir: dir, env: []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LC_ALL=C", "TZ=UTC",
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + filepath.Join(home, "gitconfig"),
+	r := testgit.New(t)
+	return &gitRepo{Repo: r, t: t, env: append(testgit.Env(r.Dir),
 		"GIT_AUTHOR_NAME=Warden Test", "GIT_AUTHOR_EMAIL=test@example.com",
-		"GIT_AUTHOR_DATE=2024-01-02T03:04:05Z", "GIT_COMMITTER_NAME=Warden Test",
-		"GIT_COMMITTER_EMAIL=test@example.com", "GIT_COMMITTER_DATE=2024-01-02T03:04:05Z",
-	}}
-	g.git("init", "-q", "-b", "main")
-	return g
+		"GIT_COMMITTER_NAME=Warden Test", "GIT_COMMITTER_EMAIL=test@example.com")}
 }
 
 // run runs a command in the repository and returns its output; exit code 1
@@ -47,7 +43,7 @@ func newGitRepo(t *testing.T) *gitRepo {
 func (g *gitRepo) run(name string, args ...string) string {
 	g.t.Helper()
 	cmd := exec.Command(name, args...)
-	cmd.Dir, cmd.Env = g.dir, g.env
+	cmd.Dir, cmd.Env = g.Dir, g.env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -69,21 +65,12 @@ func (g *gitRepo) git(args ...string) string {
 	return g.run("git", append(base, args...)...)
 }
 
-func (g *gitRepo) write(path, content string) {
-	g.t.Helper()
-	p := filepath.Join(g.dir, filepath.FromSlash(path))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		g.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		g.t.Fatal(err)
-	}
-}
+func (g *gitRepo) write(path, content string) { g.t.Helper(); g.Write(path, content) }
 
 // mv renames a tracked file, creating the target's directory.
 func (g *gitRepo) mv(from, to string) {
 	g.t.Helper()
-	if err := os.MkdirAll(filepath.Join(g.dir, filepath.Dir(filepath.FromSlash(to))), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(g.Dir, filepath.Dir(filepath.FromSlash(to))), 0o755); err != nil {
 		g.t.Fatal(err)
 	}
 	g.git("mv", from, to)

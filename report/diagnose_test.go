@@ -2,15 +2,12 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -33,80 +30,7 @@ import (
 // is exact.
 
 // answer is what a scripted route does with a request for one file.
-type answer struct {
-	delay  time.Duration
-	hang   bool   // never answer
-	status int    // an error status; 0: a good answer
-	code   string // the error body's code
-	header map[string]string
-}
-
-// scripted is one route's OpenAI-compatible endpoint. It answers by the
-// file under review (named in the prompt), never by arrival order, so that
-// concurrent items get the same answers on every run.
-type scripted struct {
-	byFile map[string]answer
-	calls  map[string]int // per file, for answers that change
-	once   map[string]answer
-	mu     sync.Mutex
-}
-
-func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Model    string `json:"model"`
-		Messages []struct {
-			Content string `json:"content"`
-		} `json:"messages"`
-	}
-	b, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(b, &body); err != nil || len(body.Messages) == 0 {
-		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
-		return
-	}
-	prompt := body.Messages[len(body.Messages)-1].Content
-	chars := 0
-	for _, m := range body.Messages {
-		chars += len(m.Content)
-	}
-	var a answer
-	s.mu.Lock()
-	for file, fa := range s.byFile {
-		if strings.Contains(prompt, "File: "+file+"\n") {
-			a = fa
-			if first, ok := s.once[file]; ok && s.calls[file] == 0 {
-				a = first
-			}
-			s.calls[file]++
-		}
-	}
-	s.mu.Unlock()
-	ctx := r.Context()
-	if a.hang {
-		<-ctx.Done()
-		return
-	}
-	if a.delay > 0 {
-		t := time.NewTimer(a.delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if a.status != 0 {
-		for k, v := range a.header {
-			w.Header().Set(k, v)
-		}
-		w.WriteHeader(a.status)
-		fmt.Fprintf(w, `{"error":{"message":%q,"type":"error","code":%q}}`, http.StatusText(a.status), a.code)
-		return
-	}
-	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,`+
-		`"choices":[{"index":0,"message":{"role":"assistant","content":"{\"findings\":[]}"},"finish_reason":"stop"}],`+
-		`"usage":{"prompt_tokens":%d,"completion_tokens":12,"total_tokens":%d}}`, body.Model, chars/4, chars/4+12)
-}
+type answer = fakeopenai.Answer
 
 // diagRoute is one route of a diagnosis case.
 type diagRoute struct {
@@ -162,7 +86,7 @@ func runDiagCase(t *testing.T, routes []diagRoute, serial bool, keyEnv string) *
 	synctest.Test(t, func(t *testing.T) {
 		var engRoutes []execution.Route
 		for _, dr := range routes {
-			h := &scripted{byFile: dr.answers, once: dr.first, calls: map[string]int{}}
+			h := &fakeopenai.Script{ByFile: dr.answers, First: dr.first}
 			base := "https://" + dr.name + ".example.com/v1"
 			p, err := openai.New(openai.Config{BaseURL: base, APIKey: "sk-test", HTTPClient: &http.Client{Transport: fakeopenai.Transport{Handler: h}}})
 			if err != nil {
@@ -200,7 +124,7 @@ func every(a answer) map[string]answer {
 func TestDiagnosisSummaries(t *testing.T) {
 	t.Parallel()
 	const s = time.Second
-	ok := func(d time.Duration) answer { return answer{delay: d} }
+	ok := func(d time.Duration) answer { return answer{Delay: d} }
 	tests := []struct {
 		name   string
 		routes []diagRoute
@@ -213,28 +137,28 @@ func TestDiagnosisSummaries(t *testing.T) {
 			// one call needs more.
 			name: "deadline_too_short",
 			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", timeout: 120 * s, answers: map[string]answer{
-				"a.go": ok(100 * s), "b.go": ok(110 * s), "c.go": {hang: true}, "d.go": ok(105 * s)}}},
+				"a.go": ok(100 * s), "b.go": ok(110 * s), "c.go": {Hang: true}, "d.go": ok(105 * s)}}},
 			want: []review.DiagnosisKind{review.DiagnosisDeadlineTooShort},
 		},
 		{
 			// Successes take 4-6 s; one call never answers.
 			name: "intermittent_stalls",
 			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", answers: map[string]answer{
-				"a.go": ok(4 * s), "b.go": ok(6 * s), "c.go": {hang: true}, "d.go": ok(5 * s)}}},
+				"a.go": ok(4 * s), "b.go": ok(6 * s), "c.go": {Hang: true}, "d.go": ok(5 * s)}}},
 			want: []review.DiagnosisKind{review.DiagnosisIntermittent},
 		},
 		{
 			// The only route never answers.
 			name:   "backend_stalled",
-			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", answers: every(answer{hang: true})}},
+			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", answers: every(answer{Hang: true})}},
 			want:   []review.DiagnosisKind{review.DiagnosisStalled},
 		},
 		{
 			// Both routes hang at once: every item times out on each.
 			name: "provider_wide",
 			routes: []diagRoute{
-				{name: "primary", model: "moonshotai/kimi-k2", answers: every(answer{hang: true})},
-				{name: "fallback", model: "openai/gpt-4.1-mini", answers: every(answer{hang: true})},
+				{name: "primary", model: "moonshotai/kimi-k2", answers: every(answer{Hang: true})},
+				{name: "fallback", model: "openai/gpt-4.1-mini", answers: every(answer{Hang: true})},
 			},
 			want: []review.DiagnosisKind{review.DiagnosisProviderWide, review.DiagnosisStalled, review.DiagnosisStalled},
 		},
@@ -242,7 +166,7 @@ func TestDiagnosisSummaries(t *testing.T) {
 			// The key is refused: the route is disabled after the first 401.
 			name: "auth",
 			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2",
-				answers: every(answer{status: http.StatusUnauthorized, code: "invalid_api_key"})}},
+				answers: every(answer{Status: http.StatusUnauthorized, Code: "invalid_api_key"})}},
 			serial: true,
 			want:   []review.DiagnosisKind{review.DiagnosisAuth},
 		},
@@ -250,7 +174,7 @@ func TestDiagnosisSummaries(t *testing.T) {
 			// The primary does not serve its model; no fallback is configured.
 			name: "model_not_found",
 			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k3",
-				answers: every(answer{status: http.StatusNotFound, code: "model_not_found"})}},
+				answers: every(answer{Status: http.StatusNotFound, Code: "model_not_found"})}},
 			serial: true,
 			want:   []review.DiagnosisKind{review.DiagnosisModelNotFound},
 		},
@@ -260,7 +184,7 @@ func TestDiagnosisSummaries(t *testing.T) {
 			// retry budget (3) spent and fails.
 			name: "rate_limited",
 			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", answers: every(ok(3 * s)),
-				first: every(answer{status: http.StatusTooManyRequests, code: "rate_limit_exceeded", header: map[string]string{"Retry-After": "7"}})}},
+				first: every(answer{Status: http.StatusTooManyRequests, Code: "rate_limit_exceeded", Header: map[string]string{"Retry-After": "7"}})}},
 			serial: true,
 			want:   []review.DiagnosisKind{review.DiagnosisRateLimited},
 		},
@@ -269,7 +193,7 @@ func TestDiagnosisSummaries(t *testing.T) {
 			// names it, and says the primary is unreachable.
 			name: "fallback_served",
 			routes: []diagRoute{
-				{name: "primary", model: "moonshotai/kimi-k2", answers: every(answer{hang: true})},
+				{name: "primary", model: "moonshotai/kimi-k2", answers: every(answer{Hang: true})},
 				{name: "fallback", model: "openai/gpt-4.1-mini", answers: every(ok(2 * s))},
 			},
 			want: []review.DiagnosisKind{review.DiagnosisStalled},

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/org/warden/review"
@@ -121,4 +123,22 @@ func Write(w io.Writer, r *review.Report, f Format, opts Options) error {
 // OneLine folds a message onto one line: control characters dropped, runs
 // of white space (newlines included) one space. It is the one folding of
 // untrusted and multi-line text for titles, logs and table cells.
-func OneLine(s string) string { return strings.Join(strings.Fields(sanitize(s, true)), " ") }
+func OneLine(s string) string { return review.OneLine(sanitize(s, true)) }
+
+// WriteFile writes data to path whole or not at all: into a temporary file
+// beside it, renamed over it. An error names no path: the caller does.
+func WriteFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".warden-report-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

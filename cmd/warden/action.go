@@ -5,110 +5,29 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/org/warden/action"
+	"github.com/org/warden/report"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
 )
 
-// readInputs reads the Action's inputs. action.yml passes each as an
+// readInputs reads the Action's inputs: action.yml passes each as an
 // INPUT_* variable named by the upper snake case of its kebab-case name
-// (fail-on → INPUT_FAIL_ON); they map 1:1 to flags and config keys.
+// (fail-on → INPUT_FAIL_ON).
 func readInputs(getenv func(string) string) (action.Inputs, error) {
-	in, r := action.DefaultInputs(), &inputReader{getenv: getenv}
-	in.ConfigPath = r.get("config-path")
-	in.Thresholds = review.ThresholdSettings{FailOn: r.severity("fail-on"), ReportOn: r.severity("report-on"),
-		MaxFindings: r.number("max-findings", 0, "a non-negative integer")}
-	in.IncompleteConclusion = cmp.Or(r.get("incomplete-conclusion"), in.IncompleteConclusion)
-	r.boolean("fail-on-incomplete", &in.FailOnIncomplete)
-	r.boolean("request-changes", &in.RequestChanges)
-	in.CheckName = cmp.Or(r.get("check-name"), in.CheckName)
-	for _, s := range strings.Split(r.get("skills"), ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			in.Skills = append(in.Skills, s)
-		}
-	}
-	r.boolean("skip-drafts", &in.SkipDrafts)
-	r.boolean("skip-bots", &in.SkipBots)
-	if n := r.number("pr-number", 1, "a pull request number"); n != nil {
-		in.PRNumber = *n
-	}
-	if v := r.get("budget"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			r.bad("input budget: %q is not a positive Go duration such as \"15m\"", v)
-		}
-		in.Budget = d
-	}
-	r.boolean("trusted-authors-only", &in.TrustedAuthorsOnly)
-	if v := r.get("mode"); v != "" {
-		if err := in.Mode.Set(v); err != nil {
-			r.bad("input mode: %w", err)
-		}
-	}
-	in.ReportPath = r.get("report-path")
-	if err := errors.Join(r.errs...); err != nil {
+	in, err := action.ParseInputs(func(name string) string {
+		return getenv("INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
+	})
+	if err != nil {
 		return in, &usageError{err}
 	}
 	return in, nil
-}
-
-// inputReader reads INPUT_* variables and collects what is wrong with them.
-type inputReader struct {
-	getenv func(string) string
-	errs   []error
-}
-
-func (r *inputReader) get(name string) string {
-	return strings.TrimSpace(r.getenv("INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))))
-}
-
-func (r *inputReader) bad(format string, args ...any) {
-	r.errs = append(r.errs, fmt.Errorf(format, args...))
-}
-
-func (r *inputReader) boolean(name string, dst *bool) {
-	switch v := strings.ToLower(r.get(name)); v {
-	case "":
-	case "true", "false":
-		*dst = v == "true"
-	default:
-		r.bad("input %s: %q is not true or false", name, r.get(name))
-	}
-}
-
-// number is the input as an integer of at least min; nil when unset.
-func (r *inputReader) number(name string, min int, want string) *int {
-	v := r.get(name)
-	if v == "" {
-		return nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < min {
-		r.bad("input %s: %q is not %s", name, v, want)
-	}
-	return &n
-}
-
-// severity is the input as a severity; nil when unset.
-func (r *inputReader) severity(name string) *review.Severity {
-	v := r.get(name)
-	if v == "" {
-		return nil
-	}
-	s, err := review.ParseSeverity(v)
-	if err != nil {
-		r.bad("input %s: %w", name, err)
-	}
-	return &s
 }
 
 // parseActionFlags reads `warden action`'s flags, which override the
@@ -133,7 +52,7 @@ func parseActionFlags(args []string, stderr io.Writer, in *action.Inputs) error 
 // runAction is `warden action`, the GitHub Action entry point: it reads the
 // process (inputs, flags, GITHUB_* variables, the event file), wires the
 // services and maps the Action's result to the exit code.
-func runAction(e *env, args []string) (int, error) {
+func runAction(ctx context.Context, e *env, args []string) (int, error) {
 	in, err := readInputs(e.getenv)
 	if err != nil {
 		return exitUsage, err
@@ -167,7 +86,7 @@ func runAction(e *env, args []string) (int, error) {
 		ev.Data, ev.Err = os.ReadFile(ev.Path)
 		ev.Err = unwrapPathError(ev.Err)
 	}
-	res, err := action.Run(e.ctx, in, ev, action.Services{
+	res, err := action.Run(ctx, in, ev, action.Services{
 		GitHub: client, Runner: gha, Stdout: e.stdout, Stderr: e.stderr,
 		Workspace: e.dir, RunnerTemp: e.getenv("RUNNER_TEMP"), Owner: owner, Repo: repo, Version: version,
 		ReadFile:  os.ReadFile,
@@ -181,7 +100,8 @@ func runAction(e *env, args []string) (int, error) {
 
 // actionResultExit is the Action's exit code: as reviewExit, except that an
 // incomplete review fails the step only when fail-on-incomplete is set (the
-// check run already says it is incomplete).
+// check run already says it is incomplete), and what was not reviewed or
+// gates nothing (analyze, a stale report) succeeds.
 func actionResultExit(res action.Result) (int, error) {
 	switch res.Verdict {
 	case action.VerdictCancelled:
@@ -229,16 +149,16 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			if err != nil {
 				return nil, err
 			}
-			tel, err := startTelemetry(e, false)
+			tel, err := startTelemetry(ctx, e, false)
 			if err != nil {
 				return nil, err
 			}
 			return &action.Job{
-				Thresholds: job.thresholds,
+				Thresholds: job.Thresholds,
 				Run: func(ctx context.Context) *review.Report {
-					prog := newProgress(e.stderr, len(job.plan.Items))
-					defer prog.finish()
-					return job.run(ctx, prog.update)
+					prog := report.NewProgress(e.stderr, isTerminal(e.stderr), len(job.Plan.Items))
+					defer prog.Finish()
+					return job.Run(ctx, prog.Update)
 				},
 				Sinks: []review.Publisher{tel},
 			}, nil

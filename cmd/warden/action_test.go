@@ -66,7 +66,7 @@ func newActionHarness(t *testing.T, severity string) *actionHarness {
 		"GITHUB_EVENT_PATH":   filepath.Join(h.dir, "event.json"),
 		"GITHUB_REPOSITORY":   testOwner + "/" + testRepo,
 		"GITHUB_API_URL":      srv.URL,
-		"GITHUB_WORKSPACE":    r.dir,
+		"GITHUB_WORKSPACE":    r.Dir,
 		"GITHUB_OUTPUT":       filepath.Join(h.dir, "output"),
 		"GITHUB_STEP_SUMMARY": filepath.Join(h.dir, "summary.md"),
 		"RUNNER_TEMP":         h.dir,

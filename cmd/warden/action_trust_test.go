@@ -117,7 +117,7 @@ func TestActionConfigurationFromTheBaseRevision(t *testing.T) {
 				if got := strings.TrimSpace(h.repo.git("rev-parse", "HEAD")); got != h.pr.BaseSHA {
 					t.Errorf("the workspace moved to %s; warden must not check out the head", got)
 				}
-				if data, _ := os.ReadFile(filepath.Join(h.repo.dir, ".warden/skills/evil.md")); data != nil {
+				if data, _ := os.ReadFile(filepath.Join(h.repo.Dir, ".warden/skills/evil.md")); data != nil {
 					t.Errorf("the head's files were written to the workspace")
 				}
 			}
@@ -135,7 +135,7 @@ func TestActionConfigPathFromTheBaseRevision(t *testing.T) {
 	}{
 		{"relative", func(*actionHarness) string { return "ci/warden.toml" }, exitFindings, ""},
 		{"dot relative", func(*actionHarness) string { return "./ci/../ci/warden.toml" }, exitFindings, ""},
-		{"absolute in the workspace", func(h *actionHarness) string { return filepath.Join(h.repo.dir, "ci", "warden.toml") }, exitFindings, ""},
+		{"absolute in the workspace", func(h *actionHarness) string { return filepath.Join(h.repo.Dir, "ci", "warden.toml") }, exitFindings, ""},
 		{"only in the head", func(*actionHarness) string { return "ci/new.toml" }, exitUsage, "not in the base revision"},
 		{"leaves the repository", func(*actionHarness) string { return "../warden.toml" }, exitUsage, "leaves the repository"},
 	}
@@ -214,8 +214,8 @@ func TestActionBaseCommitFetched(t *testing.T) {
 	// is fetched from origin as git objects.
 	ws := t.TempDir()
 	cmd := newGitRepo(t)
-	cmd.dir = ws
-	cmd.git("clone", "-q", "--single-branch", "--branch", "feature", "--depth", "1", "file://"+h.repo.dir, ".")
+	cmd.Dir = ws
+	cmd.git("clone", "-q", "--single-branch", "--branch", "feature", "--depth", "1", "file://"+h.repo.Dir, ".")
 	if _, err := gitrepo.Output(context.Background(), ws, "cat-file", "-e", h.pr.BaseSHA+"^{commit}"); err == nil {
 		t.Fatalf("the clone already has the base commit; the test proves nothing")
 	}
@@ -232,11 +232,11 @@ func TestActionSymlinkedSkillIsNotFollowed(t *testing.T) {
 	delete(h.env, "INPUT_SKILLS")
 	h.commitBase(map[string]string{"shared/linked.md": strings.ReplaceAll(baseSkill, "base-rule", "linked")})
 	h.repo.git("checkout", "-q", "main")
-	if err := os.Symlink("../../shared/linked.md", filepath.Join(h.repo.dir, ".warden", "skills", "linked.md")); err != nil {
-		if err := os.MkdirAll(filepath.Join(h.repo.dir, ".warden", "skills"), 0o755); err != nil {
+	if err := os.Symlink("../../shared/linked.md", filepath.Join(h.repo.Dir, ".warden", "skills", "linked.md")); err != nil {
+		if err := os.MkdirAll(filepath.Join(h.repo.Dir, ".warden", "skills"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Symlink("../../shared/linked.md", filepath.Join(h.repo.dir, ".warden", "skills", "linked.md")); err != nil {
+		if err := os.Symlink("../../shared/linked.md", filepath.Join(h.repo.Dir, ".warden", "skills", "linked.md")); err != nil {
 			t.Fatal(err)
 		}
 	}

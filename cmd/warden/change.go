@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -26,7 +27,7 @@ type change struct {
 // readChange gets the change the flags name: a diff file or standard input
 // (--diff), the commits since REF (--base), or by default the uncommitted
 // changes (index, working tree and untracked files) against HEAD.
-func readChange(e *env, o *reviewOptions) (*change, error) {
+func readChange(ctx context.Context, e *env, o *reviewOptions) (*change, error) {
 	var (
 		diff  []byte
 		name  string
@@ -55,15 +56,15 @@ func readChange(e *env, o *reviewOptions) (*change, error) {
 	case o.base != "":
 		isGit = true
 		name = "git diff " + o.base + "...HEAD"
-		diff, err = gitrepo.RangeDiff(e.ctx, e.dir, o.base, "HEAD")
+		diff, err = gitrepo.RangeDiff(ctx, e.dir, o.base, "HEAD")
 		if err != nil {
 			err = fmt.Errorf("--base %s: %w", o.base, err)
 		}
-		read = func(path string) ([]byte, error) { return gitrepo.Output(e.ctx, e.dir, "show", "HEAD:"+path) }
+		read = func(path string) ([]byte, error) { return gitrepo.Output(ctx, e.dir, "show", "HEAD:"+path) }
 	default:
 		isGit = true
 		name = "git diff HEAD"
-		diff, err = gitrepo.WorktreeDiff(e.ctx, e.dir)
+		diff, err = gitrepo.WorktreeDiff(ctx, e.dir)
 		read = worktreeReader(e.dir)
 	}
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +18,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/warden/internal/fakeopenai"
+	"github.com/org/warden/internal/testgit"
 )
 
 // result is what one run of warden did.
@@ -36,11 +38,14 @@ func runWarden(t *testing.T, dir string, env map[string]string, stdin string, ar
 	return result{code, stdout.String(), stderr.String()}
 }
 
-// fakeModel is an OpenAI-compatible chat-completions server on loopback.
-// For each request it answers with one finding on the first line the prompt
-// allows, at the severity the test sets, or with the status it is told.
+// fakeModel is an OpenAI-compatible chat-completions server on loopback,
+// on internal/fakeopenai's Script. For each request it answers with one
+// finding on the first line the prompt allows, at the severity the test
+// sets, or with the status it is told (the error echoes the credentials,
+// as some real providers do); the script's ByFile answers come first.
 type fakeModel struct {
 	*httptest.Server
+	script   *fakeopenai.Script
 	severity string
 	status   int    // when non-zero, answer this status with an OpenAI error body
 	content  string // when non-empty, answer this content verbatim
@@ -74,18 +79,26 @@ var linesRE = regexp.MustCompile(`(?s)The lines you may report on are (\d+) to (
 func newFakeModel(t *testing.T, severity string) *fakeModel {
 	t.Helper()
 	m := &fakeModel{severity: severity}
+	m.script = &fakeopenai.Script{
+		Default:          m.answer,
+		ErrorMessage:     func(r *http.Request, _ int) string { return "injected failure for " + r.Header.Get("Authorization") },
+		ErrorType:        "server_error",
+		CompletionTokens: 20,
+	}
 	m.Server = httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(m.Close)
 	return m
 }
 
+// serve records the request and its credentials and hands it to the script.
 func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return
 	}
+	body, _ := io.ReadAll(r.Body)
 	var req chatRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	if err := json.Unmarshal(body, &req); err != nil {
 		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
 		return
 	}
@@ -93,38 +106,32 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	m.requests = append(m.requests, req)
 	m.auth = append(m.auth, r.Header.Get("Authorization"))
 	m.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	m.script.ServeHTTP(w, r)
+}
+
+// answer is the default answer: the status the test set, its content, or
+// findings on the lines the prompt allows.
+func (m *fakeModel) answer(req fakeopenai.Request) fakeopenai.Answer {
 	if m.status != 0 {
-		w.WriteHeader(m.status)
-		// Like some real providers, echo the credentials in the error.
-		fmt.Fprintf(w, `{"error":{"message":"injected failure for %s","type":"server_error","code":"%d"}}`, r.Header.Get("Authorization"), m.status)
-		return
+		return fakeopenai.Answer{Status: m.status, Code: strconv.Itoa(m.status)}
 	}
-	content := m.content
-	if content == "" {
-		sub := linesRE.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content)
-		start, _ := strconv.Atoi(sub[1])
-		end, _ := strconv.Atoi(sub[2])
-		var findings []map[string]any
-		for i := range max(1, m.findingsPerAnswer) {
-			line := start + i%(end-start+1)
-			findings = append(findings, map[string]any{
-				"severity": m.severity, "title": fmt.Sprintf("Problem %d in %s", i, sub[3]), "description": "Something is wrong here.",
-				"start_line": line, "end_line": line, "suggestion": "", "confidence": 0.9,
-			})
-		}
-		answer := map[string]any{"findings": findings}
-		b, _ := json.Marshal(answer)
-		content = string(b)
+	if m.content != "" {
+		return fakeopenai.Answer{Content: m.content}
 	}
-	resp := map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,
-		"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": content}}},
-		// About four characters a token, as real tokenizers count code.
-		"usage": map[string]any{"prompt_tokens": promptChars(req) / 4, "completion_tokens": 20, "total_tokens": promptChars(req)/4 + 20},
+	sub := linesRE.FindStringSubmatch(req.Prompt())
+	start, _ := strconv.Atoi(sub[1])
+	end, _ := strconv.Atoi(sub[2])
+	var findings []map[string]any
+	for i := range max(1, m.findingsPerAnswer) {
+		line := start + i%(end-start+1)
+		findings = append(findings, map[string]any{
+			"severity": m.severity, "title": fmt.Sprintf("Problem %d in %s", i, sub[3]), "description": "Something is wrong here.",
+			"start_line": line, "end_line": line, "suggestion": "", "confidence": 0.9,
+		})
 	}
-	json.NewEncoder(w).Encode(resp)
+	b, _ := json.Marshal(map[string]any{"findings": findings})
+	return fakeopenai.Answer{Content: string(b)}
 }
 
 func promptChars(req chatRequest) int {
@@ -533,43 +540,17 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// gitRepo makes a git repository in a temporary directory.
-type gitRepo struct {
-	t   *testing.T
-	dir string
-}
+// gitRepo is internal/testgit's hermetic repository, with the names these
+// tests use.
+type gitRepo struct{ *testgit.Repo }
 
 func newGitRepo(t *testing.T) *gitRepo {
 	t.Helper()
-	r := &gitRepo{t: t, dir: t.TempDir()}
-	r.git("init", "-q", "-b", "main")
-	r.git("config", "user.email", "test@example.com")
-	r.git("config", "user.name", "Test")
-	r.git("config", "commit.gpgsign", "false")
-	return r
+	return &gitRepo{testgit.New(t)}
 }
 
-func (r *gitRepo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", r.dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+r.dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-func (r *gitRepo) write(path, content string) {
-	r.t.Helper()
-	full := filepath.Join(r.dir, path)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
-}
+func (r *gitRepo) git(args ...string) string  { r.T().Helper(); return r.Git(args...) }
+func (r *gitRepo) write(path, content string) { r.T().Helper(); r.Write(path, content) }
 
 func numbered(n int, prefix string) string {
 	var b strings.Builder
@@ -604,7 +585,7 @@ func TestGitRepositoryPlans(t *testing.T) {
 	r.write("app/staged.go", "package app\n\nfunc Staged() {}\n")
 	r.git("add", "app/staged.go")
 	r.write("app/untracked.go", "package app\n\nfunc Untracked() {}\n")
-	res := runWarden(t, r.dir, nil, "", "review", "--dry-run", "--format", "json", "--skill", "code-review")
+	res := runWarden(t, r.Dir, nil, "", "review", "--dry-run", "--format", "json", "--skill", "code-review")
 	if res.code != exitOK {
 		t.Fatalf("uncommitted: exit %d, stderr:\n%s", res.code, res.stderr)
 	}
@@ -629,7 +610,7 @@ func TestGitRepositoryPlans(t *testing.T) {
 	r.git("commit", "-qm", "feature")
 	r.write("app/server.go", "package app\n// uncommitted, not part of --base\n")
 
-	res = runWarden(t, r.dir, nil, "", "review", "--base", "main", "--dry-run", "--format", "json", "--skill", "code-review")
+	res = runWarden(t, r.Dir, nil, "", "review", "--base", "main", "--dry-run", "--format", "json", "--skill", "code-review")
 	if res.code != exitOK {
 		t.Fatalf("--base main: exit %d, stderr:\n%s", res.code, res.stderr)
 	}

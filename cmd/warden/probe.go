@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,7 +53,7 @@ func parseProbeFlags(args []string, stderr io.Writer) (*probeOptions, error) {
 // warning, when unset), at most once an hour per route unless --force. It
 // exits 0 when every route is healthy, 1 when one is not, 2 on bad
 // configuration or a refused probe (nothing is sent).
-func runProbe(e *env, args []string) (int, error) {
+func runProbe(ctx context.Context, e *env, args []string) (int, error) {
 	o, err := parseProbeFlags(args, e.stderr)
 	if err != nil {
 		return exitUsage, err
@@ -85,8 +86,8 @@ func runProbe(e *env, args []string) (int, error) {
 	if err := guard.Record(targets); err != nil {
 		fmt.Fprintf(e.stderr, "warden probe: warning: %v\n", err)
 	}
-	results := probe.All(e.ctx, targets)
-	if e.ctx.Err() != nil {
+	results := probe.All(ctx, targets)
+	if ctx.Err() != nil {
 		return exitInterrupted, errInterrupted
 	}
 	if err := probe.Write(e.stdout, o.format, results); err != nil {

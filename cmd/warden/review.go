@@ -6,15 +6,12 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
 	"golang.org/x/term"
 
@@ -24,7 +21,6 @@ import (
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
-	"github.com/org/warden/skills"
 )
 
 // reviewOptions are the flags of `warden review`.
@@ -98,7 +94,7 @@ func parseReviewFlags(args []string, stderr io.Writer) (*reviewOptions, error) {
 }
 
 // runReview is `warden review`. Its int is the exit code when err is nil.
-func runReview(e *env, args []string) (int, error) {
+func runReview(ctx context.Context, e *env, args []string) (int, error) {
 	o, err := parseReviewFlags(args, e.stderr)
 	if err != nil {
 		return exitUsage, err
@@ -107,7 +103,7 @@ func runReview(e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	ch, err := readChange(e, o)
+	ch, err := readChange(ctx, e, o)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -117,24 +113,24 @@ func runReview(e *env, args []string) (int, error) {
 	}
 	var rep *review.Report
 	if o.dryRun {
-		rep = review.DryRun(job.plan, job.eng, job.opts)
+		rep = review.DryRun(job.Plan, job.Engine, job.Options)
 	} else {
-		tel, err := startTelemetry(e, o.verbose)
+		tel, err := startTelemetry(ctx, e, o.verbose)
 		if err != nil {
 			return exitUsage, err
 		}
-		prog := newProgress(e.stderr, len(job.plan.Items))
-		rep = job.run(e.ctx, prog.update)
-		prog.finish()
-		defer tel.Publish(e.ctx, rep) // after the report is written, also on an interrupt
+		prog := report.NewProgress(e.stderr, isTerminal(e.stderr), len(job.Plan.Items))
+		rep = job.Run(ctx, prog.Update)
+		prog.Finish()
+		defer tel.Publish(ctx, rep) // after the report is written, also on an interrupt
 	}
 	if err := writeReport(e, o, rep); err != nil {
 		return exitUsage, err
 	}
-	if e.ctx.Err() != nil {
+	if ctx.Err() != nil {
 		return exitInterrupted, errInterrupted
 	}
-	return reviewExit(rep, job.thresholds.FailOn), nil
+	return reviewExit(rep, job.Thresholds.FailOn), nil
 }
 
 // reviewSettings are what the caller (flags, or the Action's inputs) adds
@@ -148,70 +144,35 @@ type reviewSettings struct {
 	verbose    bool
 }
 
-// reviewJob is a planned review, ready to run.
-type reviewJob struct {
-	hunks      *hunks.Plan
-	plan       *review.Plan
-	eng        *execution.Engine
-	opts       review.Options
-	thresholds review.Thresholds
-}
-
-func (j *reviewJob) run(ctx context.Context, progress func(done, total int)) *review.Report {
-	opts := j.opts
-	opts.Progress = progress
-	return review.Run(ctx, j.plan, j.eng, opts)
-}
-
 // planReview turns configuration, settings and the change into a planned
-// review: filters and chunks, skills, routes, engine and work items. Every
-// error is the user's input and names it.
-func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*reviewJob, error) {
+// review (review.Prepare). Every error is the user's input and names it.
+func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.Job, error) {
 	th, err := review.ResolveThresholds(cfg.thresholds(), s.thresholds)
 	if err != nil {
 		return nil, &usageError{err}
-	}
-	hp, err := hunks.Prepare(ch.files, hunks.Options{
-		Ignore:          cfg.Filters.Ignore,
-		MaxFiles:        cfg.Filters.MaxFiles,
-		MaxChangedLines: cfg.Filters.MaxChangedLines,
-		MaxFileBytes:    cfg.Filters.MaxFileBytes,
-		Source:          ch.source,
-	})
-	if err != nil {
-		return nil, usagef("filters.ignore: %v", err)
-	}
-	chosen, err := chooseSkills(cmp.Or[fs.FS](s.skillsFS, os.DirFS(e.dir)), cfg, s.skills)
-	if err != nil {
-		return nil, err
-	}
-	routes, err := buildRoutes(cfg, e.getenv, !s.dryRun)
-	if err != nil {
-		return nil, err
 	}
 	logger := slog.New(slog.DiscardHandler)
 	if s.verbose {
 		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
 	}
-	eng, err := execution.New(routes, cfg.policy(), execution.Options{Logger: logger})
-	if err != nil {
-		return nil, usagef("%v", err)
+	configured := make([]review.SkillSetting, len(cfg.Skills))
+	for i, sk := range cfg.Skills {
+		configured[i] = review.SkillSetting{Name: sk.Name, Paths: sk.Paths, Ignore: sk.Ignore}
 	}
-	opts := review.Options{
-		Skills:      chosen,
-		Change:      s.change,
-		MaxTokens:   cfg.Review.MaxTokens,
-		FailOn:      th.FailOn,
-		ReportOn:    th.ReportOn,
-		MaxFindings: th.MaxFindings,
-		BatchSkills: cfg.Review.BatchSkills,
+	job, err := review.Prepare(ch.files, ch.source, ch.ignored, review.Setup{
+		Filters: hunks.Options{Ignore: cfg.Filters.Ignore, MaxFiles: cfg.Filters.MaxFiles,
+			MaxChangedLines: cfg.Filters.MaxChangedLines, MaxFileBytes: cfg.Filters.MaxFileBytes},
+		Skills:     cmp.Or[fs.FS](s.skillsFS, os.DirFS(e.dir)),
+		SkillNames: s.skills, Configured: configured,
+		Routes: func() ([]execution.Route, error) { return buildRoutes(cfg, e.getenv, !s.dryRun) },
+		Policy: cfg.policy(), Logger: logger, Thresholds: th,
+		MaxTokens: cfg.Review.MaxTokens, BatchSkills: cfg.Review.BatchSkills, Change: s.change,
+	})
+	var ue *usageError
+	if err != nil && !errors.As(err, &ue) {
+		err = &usageError{err}
 	}
-	plan, err := review.NewPlan(hp, eng, opts)
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	plan.Ignored = append(plan.Ignored, ch.ignored...)
-	return &reviewJob{hunks: hp, plan: plan, eng: eng, opts: opts, thresholds: th}, nil
+	return job, err
 }
 
 // writeReport renders the report to --output or standard output. A file is
@@ -230,19 +191,7 @@ func writeReport(e *env, o *reviewOptions, r *review.Report) error {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(e.dir, path)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".warden-report-*")
-	if err != nil {
-		return usagef("--output %s: %v", o.output, unwrapPathError(err))
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return usagef("--output %s: %v", o.output, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return usagef("--output %s: %v", o.output, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := report.WriteFile(path, buf.Bytes()); err != nil {
 		return usagef("--output %s: %v", o.output, unwrapPathError(err))
 	}
 	return nil
@@ -254,48 +203,6 @@ func isTerminal(w io.Writer) bool {
 		f, ok = sw.file()
 	}
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// chooseSkills resolves which skills run: --skill flags, else the
-// configuration's [[skills]], else every skill (the repository's and the
-// built-ins). Paths and ignore globs from the configuration replace the
-// skill's own.
-func chooseSkills(dir fs.FS, cfg *fileConfig, flagged []string) ([]*skills.Skill, error) {
-	repo, problems := skills.Discover(dir)
-	if len(problems) > 0 {
-		return nil, &usageError{problems}
-	}
-	all := skills.Catalog(repo)
-	overrides := map[string]skillConfig{}
-	var names []string
-	for _, s := range cfg.Skills {
-		overrides[s.Name] = s
-		names = append(names, s.Name)
-	}
-	if len(flagged) > 0 {
-		names = flagged
-	}
-	chosen := all
-	if len(names) > 0 {
-		var err error
-		if chosen, err = skills.Select(all, names); err != nil {
-			return nil, &usageError{err}
-		}
-	}
-	out := make([]*skills.Skill, len(chosen))
-	for i, sk := range chosen {
-		c := *sk
-		if ov, ok := overrides[sk.Name]; ok {
-			if ov.Paths != nil {
-				c.Paths = ov.Paths
-			}
-			if ov.Ignore != nil {
-				c.Ignore = ov.Ignore
-			}
-		}
-		out[i] = &c
-	}
-	return out, nil
 }
 
 // buildRoutes turns the configured routes (or the environment's quick route)
@@ -368,39 +275,4 @@ type noProvider struct{}
 
 func (noProvider) Complete(context.Context, *execution.Request) (*execution.Response, error) {
 	return nil, errors.New("no model route configured")
-}
-
-// progress reports items done on standard error: a line rewritten in place
-// on a terminal, plain lines (at most one per 10%) otherwise.
-type progress struct {
-	w     io.Writer
-	tty   bool
-	total int
-	start time.Time
-	mu    sync.Mutex
-	last  int
-}
-
-func newProgress(w io.Writer, total int) *progress {
-	return &progress{w: w, tty: isTerminal(w), total: total, start: time.Now()}
-}
-
-func (p *progress) update(done, total int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	elapsed := time.Since(p.start).Round(100 * time.Millisecond)
-	if p.tty {
-		fmt.Fprintf(p.w, "\rwarden: %d/%d items done, %s", done, total, elapsed)
-		return
-	}
-	if step := max(1, total/10); done == total || done-p.last >= step {
-		p.last = done
-		fmt.Fprintf(p.w, "warden: %d/%d items done, %s\n", done, total, elapsed)
-	}
-}
-
-func (p *progress) finish() {
-	if p.tty && p.total > 0 {
-		fmt.Fprintln(p.w)
-	}
 }

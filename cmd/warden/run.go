@@ -40,9 +40,9 @@ func usagef(format string, args ...any) error {
 // errInterrupted reports that a signal stopped the command.
 var errInterrupted = errors.New("interrupted")
 
-// env is what a command may know of the process.
+// env is what a command may know of the process. The context is each
+// command's first argument, never stored.
 type env struct {
-	ctx    context.Context
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
@@ -68,15 +68,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// Progress, the logger and errors all write to stderr, from several
 	// goroutines: serialize them.
 	stderr = &syncWriter{w: stderr}
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
-	code, err := dispatch(e, args)
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	code, err := dispatch(ctx, e, args)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(stderr, "warden: %s\n", oneLine(err.Error()))
 	}
 	return code
 }
 
-func dispatch(e *env, args []string) (int, error) {
+func dispatch(ctx context.Context, e *env, args []string) (int, error) {
 	if len(args) >= 2 && args[0] == "-C" {
 		e.dir, args = args[1], args[2:]
 	} else if len(args) >= 1 && strings.HasPrefix(args[0], "-C=") {
@@ -99,16 +99,16 @@ func dispatch(e *env, args []string) (int, error) {
 	}
 	switch cmd {
 	case "review":
-		return exitCode(runReview(e, args))
+		return exitCode(runReview(ctx, e, args))
 	case "probe":
-		return exitCode(runProbe(e, args))
+		return exitCode(runProbe(ctx, e, args))
 	case "skills":
 		return exitCode(0, runSkills(e, args))
 	case "version":
 		fmt.Fprintf(e.stdout, "warden %s\n", version)
 		return exitOK, nil
 	case "action":
-		return exitCode(runAction(e, args))
+		return exitCode(runAction(ctx, e, args))
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return exitOK, nil
@@ -152,17 +152,6 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 func (s *syncWriter) file() (*os.File, bool) {
 	f, ok := s.w.(*os.File)
 	return f, ok
-}
-
-// actionExit is the Action's exit code: as reviewExit, except that an
-// incomplete review fails the step only when fail-on-incomplete is set (the
-// check run already says it is incomplete).
-func actionExit(r *review.Report, failOn review.Severity, failOnIncomplete bool) int {
-	code := reviewExit(r, failOn)
-	if code == exitIncomplete && !failOnIncomplete {
-		return exitOK
-	}
-	return code
 }
 
 // reviewExit is the exit code of a finished review (DESIGN.md §5).

@@ -150,7 +150,7 @@ api_key_env = "FALLBACK_KEY"
 
 	// The Action logs no provider error text; `warden review -v` logs
 	// every attempt's error, the echoed header included: redacted.
-	cli := runWarden(t, h.repo.dir, h.env, "", "review", "--base", h.pr.BaseSHA, "-v", "--format", "json", "--skill", "code-review")
+	cli := runWarden(t, h.repo.Dir, h.env, "", "review", "--base", h.pr.BaseSHA, "-v", "--format", "json", "--skill", "code-review")
 	if cli.code != exitFindings {
 		t.Fatalf("warden review -v: exit %d, want %d; stderr:\n%s", cli.code, exitFindings, cli.stderr)
 	}
@@ -185,7 +185,7 @@ func secretsBaseConfig(h *actionHarness, toml string) {
 	h.pr.BaseSHA, h.pr.HeadSHA = base, strings.TrimSpace(r.git("rev-parse", "HEAD"))
 	h.gh.AddPullRequest(h.pr)
 	h.event("opened", nil)
-	if _, err := os.Stat(filepath.Join(r.dir, "warden.toml")); err != nil {
+	if _, err := os.Stat(filepath.Join(r.Dir, "warden.toml")); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -46,7 +46,7 @@ type reviewTelemetry struct {
 // startTelemetry starts telemetry for a review about to run, and marks its
 // start (the zero of its attempts' start_ms). A bad configuration is a
 // usage error, before anything is sent.
-func startTelemetry(e *env, verbose bool) (*reviewTelemetry, error) {
+func startTelemetry(ctx context.Context, e *env, verbose bool) (*reviewTelemetry, error) {
 	logger := slog.New(slog.DiscardHandler)
 	if verbose {
 		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
@@ -55,7 +55,7 @@ func startTelemetry(e *env, verbose bool) (*reviewTelemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, err := telemetry.Start(e.ctx, cfg)
+	x, err := telemetry.Start(ctx, cfg)
 	if err != nil {
 		return nil, &usageError{err}
 	}

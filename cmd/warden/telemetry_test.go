@@ -14,11 +14,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/org/warden/internal/fakeopenai"
 	"github.com/org/warden/internal/fakeotlp"
 )
 
@@ -31,55 +31,26 @@ const (
 	secretMarker = "SECRET"
 )
 
-// scriptedModel wraps a fakeModel: requests about a path in fail get that
-// path's status instead of an answer, each at most times[path] times (0:
-// always). The error body echoes the Authorization header, as some
-// providers do.
+// scriptedModel is a fakeModel whose requests about a path in fail get
+// that status, the first times[path] times (0: always); the error body
+// echoes the Authorization header, as some providers do.
 type scriptedModel struct {
 	*fakeModel
-	srv   *httptest.Server
-	fail  map[string]int
-	times map[string]int
-
-	mu     sync.Mutex
-	served map[string]int
+	srv *httptest.Server
 }
 
 func newScriptedModel(t *testing.T, fail, times map[string]int) *scriptedModel {
 	t.Helper()
-	m := &scriptedModel{fakeModel: &fakeModel{severity: "low"}, fail: fail, times: times, served: map[string]int{}}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	t.Cleanup(m.srv.Close)
-	return m
-}
-
-func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	for path, status := range m.fail {
-		if !bytes.Contains(body, []byte("File: "+path)) {
-			continue
-		}
-		m.mu.Lock()
-		m.served[path]++
-		n := m.served[path]
-		m.mu.Unlock()
-		if limit := m.times[path]; limit == 0 || n <= limit {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			fmt.Fprintf(w, `{"error":{"message":"injected failure for %s","type":"server_error","code":"%d"}}`, r.Header.Get("Authorization"), status)
-			return
-		}
+	m := newFakeModel(t, "low")
+	m.script.ByFile, m.script.Times = map[string]fakeopenai.Answer{}, times
+	for path, status := range fail {
+		m.script.ByFile[path] = fakeopenai.Answer{Status: status, Code: strconv.Itoa(status)}
 	}
-	m.fakeModel.serve(w, r)
+	return &scriptedModel{fakeModel: m, srv: m.Server}
 }
 
 // count is how many requests about path the script saw.
-func (m *scriptedModel) count(path string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.served[path]
-}
+func (m *scriptedModel) count(path string) int { return m.script.Calls(path) }
 
 // telemetryDiff is six new Go files, one work item each. The four under
 // auth/ rank first (risky paths), so that with one item at a time the

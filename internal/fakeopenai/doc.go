@@ -2,8 +2,9 @@
 // in-memory http.RoundTripper that hands each request straight to an
 // http.Handler, so that the real go-openai client (through
 // execution/openai) talks to a test's scripted handler without a socket and
-// everything runs on testing/synctest's virtual clock. What a handler
-// answers, and when, stays with the test that scripts it.
+// everything runs on testing/synctest's virtual clock; and Script, the one
+// scripted chat-completions endpoint, which answers by the file under
+// review (a delay, a hang, an error status, a good answer).
 //
 // Only tests may import it. It imports the standard library only; nothing
 // of warden.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -30,10 +31,21 @@ func New(t testing.TB) *Repo {
 	return r
 }
 
-// Env is the environment every git command of a test runs with: no system
-// or global configuration, HOME in the repository.
+// T is the test the repository belongs to.
+func (r *Repo) T() testing.TB { return r.t }
+
+// Env is the environment every git command of a test runs with: the
+// process's without its GIT_* variables, no system or global
+// configuration, HOME in the repository, fixed dates.
 func Env(dir string) []string {
-	return append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "HOME="+dir, "LC_ALL=C")
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "HOME="+dir, "LC_ALL=C", "TZ=UTC",
+		"GIT_AUTHOR_DATE=2024-01-02T03:04:05Z", "GIT_COMMITTER_DATE=2024-01-02T03:04:05Z")
 }
 
 // Git runs git in the repository and returns its output; a failure fails

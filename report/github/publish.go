@@ -84,18 +84,19 @@ func (p *Publisher) Begin(ctx context.Context) {
 }
 
 // Complete completes the check run (creating it first when Begin was not
-// called) with out, once: later calls do nothing.
+// called, within the publish deadline) with out, once: later calls do
+// nothing.
 func (p *Publisher) Complete(ctx context.Context, out CheckOutput) {
 	if p.completed {
 		return
 	}
+	ctx, cancel := p.deadline(ctx)
+	defer cancel()
 	p.Begin(ctx)
 	if p.checkID == 0 {
 		return
 	}
 	p.completed = true
-	ctx, cancel := p.deadline(ctx)
-	defer cancel()
 	if err := p.Client.CompleteCheckRun(ctx, p.checkID, out); err != nil {
 		p.warn("warden: completing the check run failed: %v", err)
 	}

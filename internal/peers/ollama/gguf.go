@@ -59,7 +59,38 @@ const favourBias = 0.5
 func WriteTinyModel(w io.Writer, seed uint64) error {
 	bw := bufio.NewWriter(w)
 	g := &ggufWriter{w: bw}
+	tensors := tinyTensors()
+	kvs := tinyMetadata()
 
+	// Header.
+	g.raw([]byte("GGUF"))
+	g.u32(3)
+	g.u64(uint64(len(tensors)))
+	g.u64(uint64(len(kvs)))
+	for _, kv := range kvs {
+		g.str(kv.key)
+		g.value(kv.val)
+	}
+	sizes := g.tensorInfos(tensors)
+	g.tinyWeights(tensors, sizes, seed)
+	if g.err != nil {
+		return fmt.Errorf("write tiny model: %w", g.err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write tiny model: %w", err)
+	}
+	return nil
+}
+
+// ggufKV is one metadata entry.
+type ggufKV struct {
+	key string
+	val any
+}
+
+// tinyMetadata is the tiny model's metadata: a llama of the tiny sizes
+// with a byte-level SentencePiece vocabulary.
+func tinyMetadata() []ggufKV {
 	tokens := make([]string, 0, TinyVocab)
 	types := make([]int32, 0, TinyVocab)
 	tokens = append(tokens, "<unk>", "<s>", "</s>")
@@ -69,13 +100,8 @@ func WriteTinyModel(w io.Writer, seed uint64) error {
 		types = append(types, tokenByte)
 	}
 	scores := make([]float32, TinyVocab)
-
-	type kv struct {
-		key string
-		val any
-	}
 	arch := "llama."
-	kvs := []kv{
+	return []ggufKV{
 		{"general.architecture", "llama"},
 		{"general.name", "warden-tiny"},
 		{"general.file_type", uint32(0)}, // all float32
@@ -99,13 +125,18 @@ func WriteTinyModel(w io.Writer, seed uint64) error {
 		{"tokenizer.ggml.add_bos_token", true},
 		{"tokenizer.ggml.add_eos_token", false},
 	}
+}
 
-	type tensor struct {
-		name string
-		dims []uint64 // ggml order: dims[0] is the row length
-		norm bool     // a norm weight: all ones
-	}
-	tensors := []tensor{
+// ggufTensor is one tensor of the model.
+type ggufTensor struct {
+	name string
+	dims []uint64 // ggml order: dims[0] is the row length
+	norm bool     // a norm weight: all ones
+}
+
+// tinyTensors lists the tiny model's tensors, in file order.
+func tinyTensors() []ggufTensor {
+	tensors := []ggufTensor{
 		{name: "token_embd.weight", dims: []uint64{tinyEmbedding, TinyVocab}},
 		{name: "output_norm.weight", dims: []uint64{tinyEmbedding}, norm: true},
 		{name: "output.weight", dims: []uint64{tinyEmbedding, TinyVocab}},
@@ -113,29 +144,23 @@ func WriteTinyModel(w io.Writer, seed uint64) error {
 	for l := range tinyLayers {
 		p := fmt.Sprintf("blk.%d.", l)
 		tensors = append(tensors,
-			tensor{name: p + "attn_norm.weight", dims: []uint64{tinyEmbedding}, norm: true},
-			tensor{name: p + "attn_q.weight", dims: []uint64{tinyEmbedding, tinyEmbedding}},
-			tensor{name: p + "attn_k.weight", dims: []uint64{tinyEmbedding, tinyEmbedding}},
-			tensor{name: p + "attn_v.weight", dims: []uint64{tinyEmbedding, tinyEmbedding}},
-			tensor{name: p + "attn_output.weight", dims: []uint64{tinyEmbedding, tinyEmbedding}},
-			tensor{name: p + "ffn_norm.weight", dims: []uint64{tinyEmbedding}, norm: true},
-			tensor{name: p + "ffn_gate.weight", dims: []uint64{tinyEmbedding, tinyFeedForward}},
-			tensor{name: p + "ffn_down.weight", dims: []uint64{tinyFeedForward, tinyEmbedding}},
-			tensor{name: p + "ffn_up.weight", dims: []uint64{tinyEmbedding, tinyFeedForward}},
+			ggufTensor{name: p + "attn_norm.weight", dims: []uint64{tinyEmbedding}, norm: true},
+			ggufTensor{name: p + "attn_q.weight", dims: []uint64{tinyEmbedding, tinyEmbedding}},
+			ggufTensor{name: p + "attn_k.weight", dims: []uint64{tinyEmbedding, tinyEmbedding}},
+			ggufTensor{name: p + "attn_v.weight", dims: []uint64{tinyEmbedding, tinyEmbedding}},
+			ggufTensor{name: p + "attn_output.weight", dims: []uint64{tinyEmbedding, tinyEmbedding}},
+			ggufTensor{name: p + "ffn_norm.weight", dims: []uint64{tinyEmbedding}, norm: true},
+			ggufTensor{name: p + "ffn_gate.weight", dims: []uint64{tinyEmbedding, tinyFeedForward}},
+			ggufTensor{name: p + "ffn_down.weight", dims: []uint64{tinyFeedForward, tinyEmbedding}},
+			ggufTensor{name: p + "ffn_up.weight", dims: []uint64{tinyEmbedding, tinyFeedForward}},
 		)
 	}
+	return tensors
+}
 
-	// Header.
-	g.raw([]byte("GGUF"))
-	g.u32(3)
-	g.u64(uint64(len(tensors)))
-	g.u64(uint64(len(kvs)))
-	for _, kv := range kvs {
-		g.str(kv.key)
-		g.value(kv.val)
-	}
-
-	// Tensor infos, with offsets into the data section.
+// tensorInfos writes the tensor infos, with offsets into the data section,
+// and returns each tensor's size in bytes.
+func (g *ggufWriter) tensorInfos(tensors []ggufTensor) []uint64 {
 	var offset uint64
 	sizes := make([]uint64, len(tensors))
 	for i, t := range tensors {
@@ -154,17 +179,20 @@ func WriteTinyModel(w io.Writer, seed uint64) error {
 		offset = align(offset + sizes[i])
 	}
 	g.pad()
+	return sizes
+}
 
-	// Data: small normal weights, so the logits are nearly flat and the
-	// model samples almost uniformly among the tokens a grammar allows;
-	// with two exceptions. Every token's embedding has a 1 in dimension 0,
-	// which the small layers barely change, and the output rows of '"' and
-	// '{' have favourBias there: those two get a logit of about 4 where the
-	// others get about 0. Under a JSON-schema grammar, a string (where some
-	// 230 tokens are allowed) then ends after a few bytes instead of about
-	// 250, and a findings array (where '{', ']' and white space are
-	// allowed) most often gets a finding: a schema-constrained answer is a
-	// few hundred tokens with a finding or two of nonsense in it.
+// tinyWeights writes the data: small normal weights, so the logits are
+// nearly flat and the model samples almost uniformly among the tokens a
+// grammar allows; with two exceptions. Every token's embedding has a 1 in
+// dimension 0, which the small layers barely change, and the output rows of
+// '"' and '{' have favourBias there: those two get a logit of about 4
+// where the others get about 0. Under a JSON-schema grammar, a string
+// (where some 230 tokens are allowed) then ends after a few bytes instead
+// of about 250, and a findings array (where '{', ']' and white space are
+// allowed) most often gets a finding: a schema-constrained answer is a few
+// hundred tokens with a finding or two of nonsense in it.
+func (g *ggufWriter) tinyWeights(tensors []ggufTensor, sizes []uint64, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	favoured := func(row uint64) bool { return row == 3+'"' || row == 3+'{' }
 	for i, t := range tensors {
@@ -184,13 +212,6 @@ func WriteTinyModel(w io.Writer, seed uint64) error {
 		}
 		g.pad()
 	}
-	if g.err != nil {
-		return fmt.Errorf("write tiny model: %w", g.err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write tiny model: %w", err)
-	}
-	return nil
 }
 
 func align(n uint64) uint64 { return (n + ggufAlignment - 1) / ggufAlignment * ggufAlignment }

@@ -1,0 +1,40 @@
+package action
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/warden/review"
+)
+
+func TestParseInputs(t *testing.T) {
+	t.Parallel()
+	high, three := review.SeverityHigh, 3
+	got, err := ParseInputs(func(name string) string {
+		return map[string]string{
+			"fail-on": "high", "max-findings": " 3 ", "skip-drafts": "FALSE", "skills": "a, b,,", "budget": "2m",
+			"mode": "analyze", "check-name": "", "pr-number": "7",
+		}[name]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultInputs()
+	want.Thresholds = review.ThresholdSettings{FailOn: &high, MaxFindings: &three}
+	want.SkipDrafts, want.Skills, want.Budget, want.Mode, want.PRNumber = false, []string{"a", "b"}, 2*time.Minute, ModeAnalyze, 7
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseInputs() (-want +got):\n%s", diff)
+	}
+
+	_, err = ParseInputs(func(name string) string {
+		return map[string]string{"fail-on": "severe", "max-findings": "-1", "skip-bots": "yes", "budget": "0s", "mode": "x", "pr-number": "0"}[name]
+	})
+	for _, name := range []string{"fail-on", "max-findings", "skip-bots", "budget", "mode", "pr-number"} {
+		if err == nil || !strings.Contains(err.Error(), "input "+name+":") {
+			t.Errorf("ParseInputs(bad %s) = %v, want an error naming the input", name, err)
+		}
+	}
+}

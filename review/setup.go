@@ -1,0 +1,133 @@
+package review
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"log/slog"
+
+	"github.com/org/warden/execution"
+	"github.com/org/warden/hunks"
+	"github.com/org/warden/skills"
+)
+
+// Setup is what planning a review needs besides the change, as plain
+// values: the wiring translates the configuration file, the flags and the
+// Action's inputs into it.
+type Setup struct {
+	Filters hunks.Options // Source is the change's
+	// Skills is where the repository's skills are (the working directory,
+	// or the base revision's copy in the Action).
+	Skills fs.FS
+	// SkillNames chooses the skills that run (flags, inputs); empty: those
+	// Configured names, else every skill.
+	SkillNames []string
+	Configured []SkillSetting // [[skills]] of the configuration
+	// Routes builds the engine's routes; it runs after the skills are
+	// chosen, so a bad skill is reported before a missing key.
+	Routes      func() ([]execution.Route, error)
+	Policy      execution.Policy
+	Logger      *slog.Logger
+	Thresholds  Thresholds
+	MaxTokens   int
+	BatchSkills bool
+	Change      Change
+}
+
+// SkillSetting is one [[skills]] entry: a skill's name and, when set, the
+// paths and ignore globs that replace its own.
+type SkillSetting struct {
+	Name          string
+	Paths, Ignore []string
+}
+
+// Job is a planned review, ready to run.
+type Job struct {
+	Hunks      *hunks.Plan
+	Plan       *Plan
+	Engine     *execution.Engine
+	Options    Options
+	Thresholds Thresholds
+}
+
+// Prepare plans the review of a change: filters and chunks, skills, routes,
+// engine and work items. The paths in ignored are listed as not reviewed.
+func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored []Ignored, s Setup) (*Job, error) {
+	filters := s.Filters
+	filters.Source = source
+	hp, err := hunks.Prepare(files, filters)
+	if err != nil {
+		return nil, fmt.Errorf("filters.ignore: %w", err)
+	}
+	chosen, err := ChooseSkills(s.Skills, s.Configured, s.SkillNames)
+	if err != nil {
+		return nil, err
+	}
+	routes, err := s.Routes()
+	if err != nil {
+		return nil, err
+	}
+	eng, err := execution.New(routes, s.Policy, execution.Options{Logger: s.Logger})
+	if err != nil {
+		return nil, err
+	}
+	opts := Options{
+		Skills: chosen, Change: s.Change, MaxTokens: s.MaxTokens, BatchSkills: s.BatchSkills,
+		FailOn: s.Thresholds.FailOn, ReportOn: s.Thresholds.ReportOn, MaxFindings: s.Thresholds.MaxFindings,
+	}
+	plan, err := NewPlan(hp, eng, opts)
+	if err != nil {
+		return nil, err
+	}
+	plan.Ignored = append(plan.Ignored, ignored...)
+	return &Job{Hunks: hp, Plan: plan, Engine: eng, Options: opts, Thresholds: s.Thresholds}, nil
+}
+
+// Run runs the job, calling progress after each request.
+func (j *Job) Run(ctx context.Context, progress func(done, total int)) *Report {
+	opts := j.Options
+	opts.Progress = progress
+	return Run(ctx, j.Plan, j.Engine, opts)
+}
+
+// ChooseSkills resolves which skills run: names, else the configured
+// skills' names, else every skill (the repository's in dir and the
+// built-ins). A configured skill's paths and ignore globs replace the
+// skill's own.
+func ChooseSkills(dir fs.FS, configured []SkillSetting, names []string) ([]*skills.Skill, error) {
+	repo, problems := skills.Discover(dir)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	all := skills.Catalog(repo)
+	overrides := map[string]SkillSetting{}
+	var listed []string
+	for _, s := range configured {
+		overrides[s.Name] = s
+		listed = append(listed, s.Name)
+	}
+	if len(names) == 0 {
+		names = listed
+	}
+	chosen := all
+	if len(names) > 0 {
+		var err error
+		if chosen, err = skills.Select(all, names); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]*skills.Skill, len(chosen))
+	for i, sk := range chosen {
+		c := *sk
+		if ov, ok := overrides[sk.Name]; ok {
+			if ov.Paths != nil {
+				c.Paths = ov.Paths
+			}
+			if ov.Ignore != nil {
+				c.Ignore = ov.Ignore
+			}
+		}
+		out[i] = &c
+	}
+	return out, nil
+}

@@ -66,8 +66,8 @@
 // breaker (BreakerSettings) whose permits carry a generation so that stale
 // outcomes are ignored; outcomes count when they complete. In half-open
 // the admitted item first sends a health probe (KindProbe): short
-// (Policy.ProbeTimeout) on a designated probe model or a route with a
-// fallback, the route's base deadline on the last route's own model. On
+// (Policy.ProbeTimeout), except the floor for the own slow model of a
+// profile route that is the last usable one. On
 // the last usable route an open breaker is waited out while the item
 // allows, until a probe fails. Cancellations, 4xx, 429, bad answers and
 // timeouts that our budget clipped below half their base never count

@@ -98,9 +98,7 @@ func TestIssue11WedgedSingleRoute(t *testing.T) {
 		probeModel string
 		limit      time.Duration
 	}{
-		{"defaults, probe model", ProfileNone, "probe-model", 120*sec + 30*sec},
-		// Probing the route's own model gets the route's deadline.
-		{"defaults, own model", ProfileNone, "", 120*sec + 120*sec},
+		{"defaults", ProfileNone, "", 120*sec + 30*sec},
 		// The first wave's 8 starts are paced 5s apart: the last ends 35s
 		// after the first.
 		{"litellm profile, probe model", ProfileLiteLLM, "probe-model", 300*sec + 30*sec + 7*5*sec},

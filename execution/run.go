@@ -942,8 +942,9 @@ func waitBreaker(ctx context.Context, bv breakerView, room time.Duration) waitRe
 const probeMessage = "Health check from warden: reply with the single word OK."
 
 // probe sends the engine's health probe on a half-open route under permit
-// p, with Policy.ProbeTimeout (the last route's own model: its base
-// deadline), clipped to limit, and records its verdict:
+// p, with Policy.ProbeTimeout (the floor for the own model of a profile
+// route that is the last usable one), clipped to limit, and records its
+// verdict:
 // an answer (even an empty or unusable one) closes the breaker; a failure
 // or a timeout re-opens it and marks the route unresponsive. It
 // returns the probe as an Attempt of KindProbe.
@@ -954,17 +955,17 @@ func (e *Engine) probe(ctx context.Context, rs *runState, r *routeState, p permi
 	}
 	req := &Request{Model: model, Messages: []Message{{Role: "user", Content: probeMessage}}, MaxTokens: 16}
 	start := time.Now()
-	// A probe is short, Policy.ProbeTimeout (the standard's 30s): on a
-	// designated probe model or key (Route.ProbeProvider, ProbeModel), and
-	// on a route with a usable fallback (the probing item fails over
-	// after it). A probe of the last route's own model is the one thing
-	// every waiting item's fate hangs on: it gets the route's base
-	// deadline (on a profile route its floor), since cutting a
-	// healthy-but-slow backend at 30s would fail them all (the
-	// early-abandon pattern).
+	// A probe is short, Policy.ProbeTimeout (the plan's and the
+	// standard's 30s), with one exception: on the last usable route of a
+	// profile, a probe of the route's own slow model (no designated
+	// Route.ProbeProvider or ProbeModel) is a call on the slow path, the
+	// one every waiting item's fate hangs on, and gets the floor: cutting
+	// a healthy-but-slow backend at 30s would fail them all (the
+	// early-abandon pattern the standard forbids). With a fallback the
+	// probing item fails over afterwards, so the probe stays short.
 	timeout := e.policy.ProbeTimeout
-	if last && r.r.ProbeProvider == nil && r.r.ProbeModel == "" {
-		timeout = max(timeout, r.ru.base)
+	if last && r.ru.floor > 0 && r.r.ProbeProvider == nil && r.r.ProbeModel == "" {
+		timeout = max(timeout, r.ru.floor)
 	}
 	d := min(timeout, limit.Sub(start))
 	a := Attempt{

@@ -506,8 +506,12 @@ func (e *Engine) Deadline(req *Request) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	return e.clip(0, eff), nil
+	return e.FirstDeadline(eff), nil
 }
+
+// FirstDeadline is Deadline for a request whose adaptive deadline on the
+// first route (Timeout) is effective.
+func (e *Engine) FirstDeadline(effective time.Duration) time.Duration { return e.clip(0, effective) }
 
 // clip holds an attempt deadline d on route i to what an item that starts
 // with its whole budget can give it with one failover attempt kept.

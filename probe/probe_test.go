@@ -38,7 +38,7 @@ type sent struct {
 	UserAgent, Auth, Model string
 	MaxTokens              int
 	Schema                 bool   // response_format json_schema
-	System                 string // the system message's first line
+	Contract               bool   // the system message holds the output contract
 }
 
 func (m *model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -55,13 +55,10 @@ func (m *model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	b, _ := io.ReadAll(r.Body)
 	json.Unmarshal(b, &body)
-	first := ""
-	if len(body.Messages) > 0 {
-		first, _, _ = strings.Cut(body.Messages[0].Content, "\n")
-	}
+	contract := len(body.Messages) > 0 && strings.Contains(body.Messages[0].Content, `{"findings":[{"severity"`)
 	m.mu.Lock()
 	m.seen = append(m.seen, sent{r.UserAgent(), r.Header.Get("Authorization"), body.Model, max(body.MaxTokens, body.MaxCompl),
-		body.ResponseFormat != nil && body.ResponseFormat.Type == "json_schema", first})
+		body.ResponseFormat != nil && body.ResponseFormat.Type == "json_schema", contract})
 	m.mu.Unlock()
 	t := time.NewTimer(m.delay)
 	defer t.Stop()
@@ -151,7 +148,7 @@ func TestRoute(t *testing.T) {
 				// One request (never a retry), identified, with the probe
 				// model and key, in the output contract with its schema.
 				wantSent := []sent{{UserAgent: "warden/test (probe)", Auth: "Bearer sk-probe-SECRET", Model: "probe-model",
-					MaxTokens: probe.MaxTokens, Schema: true, System: "You are warden, a careful code reviewer. You review one piece of a change with one skill, and you report only real problems you can point to in the shown lines."}}
+					MaxTokens: probe.MaxTokens, Schema: true, Contract: true}}
 				if diff := cmp.Diff(wantSent, tt.m.requests()); diff != "" {
 					t.Errorf("Route(%s) sent (-want +got):\n%s", tt.name, diff)
 				}

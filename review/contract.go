@@ -21,7 +21,7 @@ func ContractRequest(maxTokens int) *execution.Request {
 	return &execution.Request{
 		Messages: []execution.Message{
 			{Role: "system", Content: preamble + "\n\n" + fmt.Sprintf(outputContract, "", "")},
-			{Role: "user", Content: "This is a connectivity check with no change to review. Answer with the output contract's empty result."},
+			{Role: "user", Content: "This is a connectivity check: there is no change to review. Give the answer for nothing worth reporting."},
 		},
 		MaxTokens: maxTokens,
 		Schema:    &execution.Schema{Name: "warden_findings", Schema: answerSchema, Strict: true},

@@ -79,8 +79,11 @@ func runProbe(ctx context.Context, e *env, args []string) (int, error) {
 		guard.Dir = dir
 	}
 	if !o.force {
-		if err := guard.Check(targets); err != nil {
+		var soon *probe.TooSoonError
+		if err := guard.Check(targets); errors.As(err, &soon) {
 			return exitUsage, err
+		} else if err != nil { // an unreadable state must not stop probing
+			fmt.Fprintf(e.stderr, "warden probe: warning: %v\n", err)
 		}
 	}
 	if err := guard.Record(targets); err != nil {

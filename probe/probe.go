@@ -25,7 +25,6 @@ import (
 	"net"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
@@ -270,7 +269,7 @@ func Write(w io.Writer, format string, results []Result) error {
 		if r.Status != 0 {
 			status, first = strconv.Itoa(r.Status), ms(r.FirstByteMS)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", oneLine(r.Name), oneLine(r.Model), status, first, ms(r.TotalMS), oneLine(r.Diagnosis))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", review.OneLine(r.Name), review.OneLine(r.Model), status, first, ms(r.TotalMS), review.OneLine(r.Diagnosis))
 	}
 	return tw.Flush()
 }
@@ -281,9 +280,4 @@ func ms(n int64) string {
 		return strconv.FormatInt(max(n, 0), 10) + "ms"
 	}
 	return (time.Duration(n) * time.Millisecond).Round(100 * time.Millisecond).String()
-}
-
-// oneLine keeps a table cell on one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -37,8 +37,8 @@ type model struct {
 type sent struct {
 	UserAgent, Auth, Model string
 	MaxTokens              int
-	Schema                 bool   // response_format json_schema
-	Contract               bool   // the system message holds the output contract
+	Schema                 bool // response_format json_schema
+	Contract               bool // the system message holds the output contract
 }
 
 func (m *model) ServeHTTP(w http.ResponseWriter, r *http.Request) {

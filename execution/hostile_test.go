@@ -14,7 +14,7 @@ import (
 	"github.com/org/warden/execution"
 )
 
-var hostileN = flag.Int("hostile", 0, "hostile schedules checked by TestHostileSchedules (0: 1000, or 150 under -race; .ci/run runs the 1000 without -race)")
+var hostileN = flag.Int("hostile", 0, "hostile schedules checked by TestHostileSchedules (0: 1000, or 100 under -race; .ci/run runs the 1000 without -race)")
 
 // hostile is one seeded random review against routes that misbehave in the
 // ways that defeat naive clients: headers then a stall, an answer trickled
@@ -97,7 +97,7 @@ func TestHostileSchedules(t *testing.T) {
 	if n == 0 {
 		n = 1000
 		if raceEnabled {
-			n = 150
+			n = 100
 		}
 	}
 	start := time.Now()

@@ -270,7 +270,7 @@ func (e *Engine) cannotStart(ctx context.Context, rs *runState) (Result, bool) {
 
 // runItemSafe runs one item and turns a panic into that item's failure.
 func (e *Engine) runItemSafe(caller, work context.Context, rs *runState, it Item) (res Result) {
-	st := &itemState{rs: rs, item: it, lastSent: -1, lastReject: -1}
+	st := &itemState{rs: rs, item: it, lastSent: -1, lastReject: -1, log: e.log}
 	defer func() {
 		if v := recover(); v != nil {
 			err := &PanicError{Value: v, Stack: debug.Stack()}
@@ -292,6 +292,7 @@ type itemState struct {
 	lastSent   int   // index in attempts of the last attempt sent; -1: none
 	lastReject int   // index in attempts of the last rejected attempt; -1: none
 	rejectCls  Class // the class the last rejection stands for (auth for a disabled route, ...)
+	log        *slog.Logger
 }
 
 // outcome is what an item does after a route.
@@ -517,8 +518,6 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 		v := verdictOf(a.Class, err, clipped)
 		e.emitBreaker(r, r.br.done(adm.permit, v))
 		r.finish(a, kind == KindRetry)
-		e.log.Debug("attempt", "route", r.r.Name, "model", r.r.Model, "attempt", a.Number, "kind", a.Kind.String(),
-			"class", a.Class.String(), "duration", a.Duration, "verdict", v.String())
 
 		// Decide.
 		switch {
@@ -651,7 +650,12 @@ func (e *Engine) afterReject(caller, itemCtx context.Context, st *itemState, r *
 	return out
 }
 
+// record keeps a finished attempt, with its decision, and logs it: one Info
+// line per attempt, sent or rejected (what `warden review -v` shows).
 func (st *itemState) record(a Attempt) {
+	st.log.Info("attempt", "route", a.Route, "model", a.Model, "attempt", a.Number, "kind", a.Kind.String(),
+		"deadline", a.Deadline, "duration", a.Duration, "class", a.Class.String(),
+		"decision", a.Decision, "reason", a.Reason, "breaker", a.Breaker)
 	st.attempts = append(st.attempts, a)
 	if a.Class == ClassRejected {
 		st.lastReject = len(st.attempts) - 1

@@ -54,3 +54,26 @@ func BenchmarkPlan(b *testing.B) {
 	run("parse", true, nil)
 	run("prepare/all", false, &all)
 }
+
+// BenchmarkPlanSkewed measures Parse and Prepare, under the default limits,
+// of a change shaped like a large project's long-lived branch (Prometheus
+// v2.40.0..HEAD: 1,500 files, 300,000 changed lines, a Zipf curve of file
+// sizes). TestPlanSkewedMemory gives its peak memory.
+func BenchmarkPlanSkewed(b *testing.B) {
+	var buf bytes.Buffer
+	if err := gendiff.WriteSkewed(&buf, 1500, 300_000); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		files, err := Parse(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Prepare(files, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package hunks
 
 import (
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -89,19 +90,67 @@ func language(p string) string {
 	return languages[path.Ext(lower)]
 }
 
-// riskWords make a path risk-bearing when one is a substring of it (case
-// does not matter).
-var riskWords = []string{"auth", "crypto", "security", "session", "token", "sql", "payment",
-	"migration", "permission", "secret", "password", "credential", "login", "jwt", "billing"}
+// riskWords are the words that make a path risk-bearing, with the forms
+// they take in names. A path's words are its segments split at "/", ".",
+// "-", "_", spaces, digits and camel-case humps, lower-cased:
+// "pkg/OAuth2Client.go" is pkg, o, auth, client, go. Words match whole, so
+// "author.go", "mysqlx_bench" and "lezer-promql/src/tokens.js" are not
+// risk-bearing, "auth/", "userSession.ts" and "db_migrations/" are.
+var riskWords = set("auth", "authn", "authz", "oauth", "authenticate", "authentication",
+	"authenticator", "authorize", "authorization", "authorizer", "crypto", "cryptography",
+	"encrypt", "decrypt", "encryption", "cipher", "security", "session", "sessions",
+	"sql", "payment", "payments", "migration", "migrations", "permission", "permissions",
+	"secret", "secrets", "password", "passwords", "passwd", "credential", "credentials",
+	"login", "logout", "jwt", "billing", "csrf", "saml", "oidc", "rbac", "acl")
 
-func risky(p string) bool {
-	lower := strings.ToLower(p)
-	for _, w := range riskWords {
-		if strings.Contains(lower, w) {
-			return true
+// tokenQualifiers make a following "token" or "tokens" risk-bearing
+// ("access_token.go", "refreshTokens.ts"); alone, "token" is as often a
+// lexer's token ("go/token", "tokens.js") as a credential.
+var tokenQualifiers = set("access", "refresh", "bearer", "api", "auth", "csrf", "id", "session", "jwt", "oauth")
+
+// riskWord returns the first risk word among the words of p, or "".
+func riskWord(p string) string {
+	prev := ""
+	for _, w := range words(p) {
+		switch {
+		case riskWords[w]:
+			return w
+		case (w == "token" || w == "tokens") && tokenQualifiers[prev]:
+			return prev + " " + w
+		}
+		prev = w
+	}
+	return ""
+}
+
+// words splits p into lower-case words: at every character that is not a
+// letter, and where a lower-case letter meets an upper-case one ("userID"
+// is user, id) or an upper-case run meets a word ("OAuth" is o, auth;
+// "JWTToken" is jwt, token).
+func words(p string) []string {
+	var out []string
+	start := -1
+	isUpper := func(c byte) bool { return 'A' <= c && c <= 'Z' }
+	isLower := func(c byte) bool { return 'a' <= c && c <= 'z' }
+	for i := 0; i <= len(p); i++ {
+		letter := i < len(p) && (isUpper(p[i]) || isLower(p[i]))
+		if !letter {
+			if start >= 0 {
+				out = append(out, strings.ToLower(p[start:i]))
+				start = -1
+			}
+			continue
+		}
+		if start >= 0 && isUpper(p[i]) &&
+			(isLower(p[i-1]) || (i+1 < len(p) && isLower(p[i+1]) && isUpper(p[i-1]))) {
+			out = append(out, strings.ToLower(p[start:i]))
+			start = i
+		}
+		if start < 0 {
+			start = i
 		}
 	}
-	return false
+	return out
 }
 
 // The priority score: classWeight × (4 − class rank) puts every source
@@ -117,8 +166,25 @@ const (
 // score is the priority of changed lines of the file at p, of class c.
 func score(p string, c Class, changed int) int {
 	s := classWeight*(int(Config)-int(c)+1) + min(changed, maxSizeScore)
-	if risky(p) {
+	if riskWord(p) != "" {
 		s += riskBonus
+	}
+	return s
+}
+
+// why says what a score of changed lines of the file at p, of class c, is
+// made of: "source, risk word \"auth\", 120 changed lines".
+func why(p string, c Class, changed int) string {
+	s := c.String()
+	if w := riskWord(p); w != "" {
+		s += ", risk word " + strconv.Quote(w)
+	}
+	s += ", " + strconv.Itoa(changed) + " changed line"
+	if changed != 1 {
+		s += "s"
+	}
+	if changed > maxSizeScore {
+		s += " (counted as " + strconv.Itoa(maxSizeScore) + ")"
 	}
 	return s
 }

@@ -12,8 +12,13 @@
 // Parse uses github.com/bluekeyes/go-gitdiff. A Line's Text is the line
 // without its "\n" and, for a line that ended in "\r\n", without that one
 // "\r": Line.CRLF records it, so a suggestion can restore the ending. Lines
-// read through Options.Source are split the same way. Input with no file
-// header is an error wrapping ErrNotDiff; blank input is no files.
+// read through Options.Source are split the same way. Outside a fragment's
+// lines (file headers, "---"/"+++", "@@" lines) a "\r\n" is read as "\n",
+// so a diff saved by a CRLF tool never puts "\r" into a path. Input with no
+// file header is an error wrapping ErrNotDiff; blank input is no files for
+// Parse and an error wrapping ErrEmpty for ParseLimit, which also refuses
+// input over a size cap (ErrTooLarge): before reading it when the reader
+// knows its size, else as soon as the cap is passed while it streams.
 //
 // # Reasons
 //
@@ -36,7 +41,9 @@
 //	                   syntax, or "@generated"; read from Options.Source, else from a hunk starting at line 1
 //	limit:bytes        the file is larger than Options.MaxFileBytes
 //	limit:files        more than Options.MaxFiles files remain
-//	limit:lines        the changed lines exceed Options.MaxChangedLines
+//	limit:lines        no share of Options.MaxChangedLines was left for the file
+//	limit:lines:partial  only the file's first changed lines fit its share: the
+//	                   rest are not reviewed (the path also has chunks)
 //
 // A "!" pattern in Options.Ignore that is the last to match a path re-includes
 // it past vendored, lockfile, minified and generated, not past the reasons
@@ -45,17 +52,26 @@
 // # Priority and limits
 //
 // A chunk's Priority is 1000 × (4 for source, 3 for tests, 2 for docs, 1 for
-// config), plus 500 when the path contains a risk word (auth, crypto,
-// security, session, token, sql, payment, migration, permission, secret,
-// password, credential, login, jwt, billing; any case), plus its changed
-// lines capped at 499. Chunks are sorted by Priority, then path, then line.
+// config), plus 500 when one of the path's words is a risk word, plus its
+// changed lines capped at 499. A path's words are its segments split at
+// "/", ".", "-", "_", digits and camel-case humps, lower-cased, and match
+// whole: auth (and authn, authz, oauth, authorize, ...), crypto, encrypt,
+// security, session(s), sql, payment(s), migration(s), permission(s),
+// secret(s), password(s), credential(s), login, logout, jwt, billing, csrf,
+// saml, oidc, rbac, acl; "token(s)" only after access, refresh, bearer,
+// api, auth, csrf, id, session, jwt or oauth (a lexer's tokens.js is not a
+// credential). Chunk.Why says what the Priority is made of. Chunks are
+// sorted by Priority, then path, then line.
 //
 // Limits rank files by the same score computed over the whole file. A file
-// over MaxFileBytes is dropped whatever its rank. Then, from the highest
-// rank down, files are kept until MaxFiles is reached; and while their
-// changed lines fit MaxChangedLines: the first file that does not fit ends
-// the review, and it and every file below it are dropped, except that a file
-// that alone exceeds MaxChangedLines is dropped without ending it.
+// over MaxFileBytes is dropped whatever its rank; then, from the highest
+// rank down, files are kept until MaxFiles is reached. When the kept files'
+// changed lines exceed MaxChangedLines, the budget is spread over them: each
+// file may take a share s, the largest with which all of them fit (small
+// files whole, large ones cut to their first s changed lines, in file order,
+// and listed as limit:lines:partial); but s is at least 40 lines (or a tenth
+// of a smaller budget), and when that does not fit every file, the files of
+// lowest rank get nothing (limit:lines). No file takes the whole budget.
 //
 // # Chunks
 //

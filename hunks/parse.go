@@ -27,8 +27,19 @@ const maxLineNumber = math.MaxInt32
 // "diff --git" or "---"/"+++" file header gives an error wrapping
 // ErrNotDiff. A malformed diff gives an error naming the line. Paths of a
 // plain "diff -u" are kept as written (only git's "a/" and "b/" prefixes are
-// known to be removable).
-func Parse(r io.Reader) (files []*File, err error) {
+// known to be removable). A "\r\n" line ending outside a fragment's lines
+// (a diff saved by a CRLF tool) is read as "\n": it never reaches a path.
+// ParseLimit adds a size cap and reports blank input.
+func Parse(r io.Reader) ([]*File, error) {
+	files, err := ParseLimit(r, 0)
+	if errors.Is(err, ErrEmpty) {
+		return nil, nil
+	}
+	return files, err
+}
+
+// parse is Parse of the normalised input.
+func parse(r io.Reader) (files []*File, err error) {
 	defer func() {
 		// go-gitdiff is third-party code fed with untrusted input: a panic
 		// in it is a parse error, never a crash of the review.

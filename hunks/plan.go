@@ -114,28 +114,33 @@ func Prepare(files []*File, opts Options) (*Plan, error) {
 	slices.SortStableFunc(cands, func(a, b *candidate) int {
 		return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.path, b.path))
 	})
-	nfiles, lines, spent, kept := 0, 0, false, cands[:0]
+	kept := cands[:0]
 	for _, c := range cands {
 		switch {
 		case c.size > opts.MaxFileBytes:
 			drop(c.path, "limit:bytes")
-		case nfiles >= opts.MaxFiles:
+		case len(kept) >= opts.MaxFiles:
 			drop(c.path, "limit:files")
-		case c.changed > opts.MaxChangedLines:
-			// It alone would exceed the budget: it can never be reviewed,
-			// and it does not stop smaller files from being reviewed.
-			drop(c.path, "limit:lines")
-		case spent || lines+c.changed > opts.MaxChangedLines:
-			// The budget is spent: this file and every one of lower
-			// priority are dropped.
-			spent = true
-			drop(c.path, "limit:lines")
 		default:
-			nfiles++
-			lines += c.changed
 			kept = append(kept, c)
 		}
 	}
+	share := lineShare(kept, opts.MaxChangedLines)
+	left, reviewed := opts.MaxChangedLines, kept[:0]
+	for _, c := range kept {
+		take := min(c.changed, share, left)
+		switch {
+		case take <= 0:
+			drop(c.path, "limit:lines")
+			continue
+		case take < c.changed:
+			c.truncate(take)
+			drop(c.path, "limit:lines:partial")
+		}
+		left -= take
+		reviewed = append(reviewed, c)
+	}
+	kept = reviewed
 	n := 0
 	for _, c := range kept {
 		n += len(c.file.Fragments)
@@ -370,6 +375,7 @@ func (c *candidate) chunk(p *piece) Chunk {
 		ch.EndLine = ch.StartLine
 	}
 	ch.Priority = score(c.path, c.class, ch.Added+ch.Deleted)
+	ch.Why = why(c.path, c.class, ch.Added+ch.Deleted)
 	return ch
 }
 
@@ -413,4 +419,87 @@ func (c *candidate) known() []ContextLine {
 		c.lines = slices.CompactFunc(c.lines, func(a, b ContextLine) bool { return a.Line == b.Line })
 	}
 	return c.lines
+}
+
+// minLineShare is the least share of MaxChangedLines a file is given when
+// the change does not fit: about one hunk of the size the built-in skills
+// are made for.
+const minLineShare = 40
+
+// lineShare returns how many changed lines each of cands (in rank order) may
+// take of budget: all of them when everything fits; else the largest share
+// s such that the files, each taking at most s, fit (the max-min fair
+// share: small files whole, large ones cut to s); but at least
+// minLineShare (or a tenth of a smaller budget), the files of lowest rank
+// then going without.
+func lineShare(cands []*candidate, budget int) int {
+	total := 0
+	for _, c := range cands {
+		total += c.changed
+	}
+	if total <= budget {
+		return budget
+	}
+	sizes := make([]int, len(cands))
+	for i, c := range cands {
+		sizes[i] = c.changed
+	}
+	slices.Sort(sizes)
+	left := budget
+	for i, n := range sizes {
+		if rest := len(sizes) - i; n*rest > left {
+			return max(left/rest, min(minLineShare, budget/10), 1)
+		}
+		left -= n
+	}
+	return budget // not reached: the total does not fit
+}
+
+// truncate keeps the candidate's first n changed lines (in file order): the
+// fragment where the n-th one falls ends after it (and the context lines
+// that directly follow it), later fragments go. It copies what it cuts, so
+// the parsed File stays as it was.
+func (c *candidate) truncate(n int) {
+	c.changed = min(c.changed, n)
+	f := *c.file
+	f.Fragments = nil
+	for _, fr := range c.file.Fragments {
+		if n <= 0 {
+			break
+		}
+		end := len(fr.Lines)
+		for i, l := range fr.Lines {
+			if l.Op == Context {
+				continue
+			}
+			if n == 0 {
+				end = i
+				break
+			}
+			n--
+		}
+		if end < len(fr.Lines) {
+			oldN, newN := fr.OldLines, fr.NewLines
+			fr.Lines = fr.Lines[:end:end]
+			fr.OldLines, fr.NewLines = 0, 0
+			for _, l := range fr.Lines {
+				if l.Op != Add {
+					fr.OldLines++
+				}
+				if l.Op != Delete {
+					fr.NewLines++
+				}
+			}
+			// git writes an empty side's start as the line before it.
+			if fr.OldLines == 0 && oldN > 0 {
+				fr.OldStart--
+			}
+			if fr.NewLines == 0 && newN > 0 {
+				fr.NewStart--
+			}
+		}
+		f.Fragments = append(f.Fragments, fr)
+	}
+	c.file = &f
+	c.lines = nil
 }

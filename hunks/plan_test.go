@@ -122,6 +122,7 @@ func TestPrepareGapFill(t *testing.T) {
 	}
 	want := []Chunk{{
 		Path: "a.go", Language: "Go", Class: Source, StartLine: 3, EndLine: 6, Added: 2, Deleted: 2, Priority: 4004,
+		Why: "source, 4 changed lines",
 		Lines: []Line{
 			{Op: Delete, Text: "old 3", OldLine: 3}, {Op: Add, Text: "new 3", NewLine: 3},
 			{Op: Context, Text: "s4", OldLine: 4, NewLine: 4}, {Op: Context, Text: "s5", OldLine: 5, NewLine: 5},
@@ -247,6 +248,7 @@ func TestPrepareLimits(t *testing.T) {
 		opts        Options
 		wantPaths   []string
 		wantIgnored []Ignored
+		wantLines   map[string]int // changed lines reviewed per path, when set
 	}{
 		{
 			name:  "files: the lowest priority goes",
@@ -259,20 +261,42 @@ func TestPrepareLimits(t *testing.T) {
 			wantPaths: []string{"big.go", "small.go", "doc.md"}, wantIgnored: []Ignored{},
 		},
 		{
-			name:  "lines: the lowest priority goes",
+			name:  "lines: the largest file is cut to its share",
 			files: []*File{doc, small, big}, opts: Options{MaxChangedLines: 12},
-			wantPaths: []string{"big.go", "small.go"}, wantIgnored: []Ignored{{"doc.md", "limit:lines"}},
+			// 2 + 3 + 7 = 12: the two small files whole, big.go its first 7 lines.
+			wantPaths: []string{"big.go", "small.go", "doc.md"}, wantIgnored: []Ignored{{"big.go", "limit:lines:partial"}},
+			wantLines: map[string]int{"big.go": 7, "small.go": 2, "doc.md": 3},
 		},
 		{
-			name:  "lines: once spent, nothing of lower priority is kept",
+			name:  "lines: every file gets a share",
 			files: []*File{doc, small, big, addedN("tiny.txt", 1)}, opts: Options{MaxChangedLines: 11},
-			wantPaths:   []string{"big.go"},
-			wantIgnored: []Ignored{{"doc.md", "limit:lines"}, {"small.go", "limit:lines"}, {"tiny.txt", "limit:lines"}},
+			wantPaths:   []string{"big.go", "small.go", "doc.md", "tiny.txt"},
+			wantIgnored: []Ignored{{"big.go", "limit:lines:partial"}},
+			wantLines:   map[string]int{"big.go": 5, "small.go": 2, "doc.md": 3, "tiny.txt": 1},
 		},
 		{
-			name:  "lines: a file over the whole budget does not block others",
+			name:  "lines: a file over the whole budget cannot take it",
 			files: []*File{doc, small, huge}, opts: Options{MaxChangedLines: 12},
-			wantPaths: []string{"small.go", "doc.md"}, wantIgnored: []Ignored{{"huge.go", "limit:lines"}},
+			wantPaths: []string{"huge.go", "small.go", "doc.md"}, wantIgnored: []Ignored{{"huge.go", "limit:lines:partial"}},
+			wantLines: map[string]int{"huge.go": 7, "small.go": 2, "doc.md": 3},
+		},
+		{
+			name: "lines: a share of at least a tenth of the budget, by rank",
+			// 20 files of 10 lines and a budget of 100: the fair share (5)
+			// is below a tenth of the budget (10), so the first 10 by rank
+			// are reviewed whole and the other 10 not at all.
+			files: func() []*File {
+				var fs []*File
+				for i := range 20 {
+					fs = append(fs, addedN(fmt.Sprintf("f%02d.go", i), 10))
+				}
+				return fs
+			}(),
+			opts:      Options{MaxChangedLines: 100},
+			wantPaths: []string{"f00.go", "f01.go", "f02.go", "f03.go", "f04.go", "f05.go", "f06.go", "f07.go", "f08.go", "f09.go"},
+			wantIgnored: []Ignored{{"f10.go", "limit:lines"}, {"f11.go", "limit:lines"}, {"f12.go", "limit:lines"},
+				{"f13.go", "limit:lines"}, {"f14.go", "limit:lines"}, {"f15.go", "limit:lines"}, {"f16.go", "limit:lines"},
+				{"f17.go", "limit:lines"}, {"f18.go", "limit:lines"}, {"f19.go", "limit:lines"}},
 		},
 		{
 			name:  "bytes: added text",
@@ -303,6 +327,15 @@ func TestPrepareLimits(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantIgnored, p.Ignored); diff != "" {
 				t.Errorf("Prepare(%s) Ignored mismatch (-want +got):\n%s", tt.name, diff)
+			}
+			if tt.wantLines != nil {
+				got := map[string]int{}
+				for _, c := range p.Chunks {
+					got[c.Path] += c.Added + c.Deleted
+				}
+				if diff := cmp.Diff(tt.wantLines, got); diff != "" {
+					t.Errorf("Prepare(%s) changed lines per path mismatch (-want +got):\n%s", tt.name, diff)
+				}
 			}
 		})
 	}

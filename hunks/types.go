@@ -144,7 +144,8 @@ type Chunk struct {
 	After     []ContextLine // up to Options.ContextLines (20) lines after EndLine
 	Added     int
 	Deleted   int
-	Priority  int // higher first
+	Priority  int    // higher first
+	Why       string // what Priority is made of: "source, risk word \"auth\", 12 changed lines"
 }
 
 // Ignored is a path that will not be reviewed, and why.

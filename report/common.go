@@ -156,9 +156,31 @@ func severityBreakdown(fs []review.Finding) string {
 	return strings.Join(parts, ", ")
 }
 
-// findingsPhrase is "no findings", "1 finding (1 high)" or "3 findings (1
-// high, 2 medium)".
-func findingsPhrase(fs []review.Finding) string {
+// findingsPhrase is "no findings", "1 finding (1 high)", "3 findings (1
+// high, 2 medium)", or, when the review left some out of the report,
+// found and shown: "488 findings, 50 shown (max_findings): 50 high".
+// Found counts every valid finding the models reported: those in the
+// report and those max_findings, report_on and the per-answer cap left
+// out (FindingsDropped); findings without text or skill are not findings.
+func findingsPhrase(r *review.Report) string {
+	fs := r.Findings
+	d := r.Summary.FindingsDropped
+	var why []string
+	for _, b := range []struct {
+		n    int
+		name string
+	}{{d.MaxFindings, "max_findings"}, {d.BelowReportOn, "report_on " + OneLine(r.Policy.ReportOn)}, {d.AnswerCap, "answer cap"}} {
+		if b.n > 0 {
+			why = append(why, b.name)
+		}
+	}
+	if found := len(fs) + d.MaxFindings + d.BelowReportOn + d.AnswerCap; found > len(fs) {
+		s := fmt.Sprintf("%s, %s shown (%s)", plural(found, "finding", "findings"), fmtCount(len(fs)), strings.Join(why, ", "))
+		if len(fs) > 0 {
+			s += ": " + severityBreakdown(fs)
+		}
+		return s
+	}
 	switch len(fs) {
 	case 0:
 		return "no findings"
@@ -166,6 +188,25 @@ func findingsPhrase(fs []review.Finding) string {
 		return "1 finding (" + severityBreakdown(fs) + ")"
 	}
 	return fmt.Sprintf("%s findings (%s)", fmtCount(len(fs)), severityBreakdown(fs))
+}
+
+// contractNote names the routes whose model ignored the output contract
+// (review.DiagnosisOutputContract): "; the model of route primary ignores
+// the output contract", or "" when none did.
+func contractNote(r *review.Report) string {
+	var routes []string
+	for _, d := range r.Diagnoses {
+		if d.Kind == review.DiagnosisOutputContract {
+			routes = append(routes, d.Routes...)
+		}
+	}
+	switch len(routes) {
+	case 0:
+		return ""
+	case 1:
+		return "; the model of route " + OneLine(routes[0]) + " ignores the output contract"
+	}
+	return "; the models of routes " + OneLine(strings.Join(routes, ", ")) + " ignore the output contract"
 }
 
 // plural is "1 file" or "1,500 files".
@@ -209,15 +250,16 @@ func longHeadline(r *review.Report) string {
 		}
 		if c.notReviewed == 0 {
 			return fmt.Sprintf("complete — %s, %d of %d items reviewed%s",
-				findingsPhrase(r.Findings), c.reviewed, c.planned, dur)
+				findingsPhrase(r), c.reviewed, c.planned, dur)
 		}
 	case review.OutcomeProviderUnavailable:
 		s := fmt.Sprintf("PROVIDER UNAVAILABLE — %d of %d items reviewed", c.reviewed, c.planned)
 		if nr := notReviewed(r); len(nr) > 0 {
 			s += " (" + causeBreakdown(nr) + ")"
 		}
+		s += contractNote(r)
 		if len(r.Findings) > 0 {
-			s += "; " + findingsPhrase(r.Findings)
+			s += "; " + findingsPhrase(r)
 		}
 		return s + dur
 	}
@@ -233,8 +275,9 @@ func longHeadline(r *review.Report) string {
 	} else if c.notReviewed > 0 {
 		s += fmt.Sprintf("; %d not reviewed", c.notReviewed)
 	}
+	s += contractNote(r)
 	if len(r.Findings) > 0 {
-		s += "; " + findingsPhrase(r.Findings)
+		s += "; " + findingsPhrase(r)
 	} else {
 		s += "; no findings in the reviewed items"
 	}
@@ -311,6 +354,21 @@ func sorted(fs []review.Finding, f func(a, b review.Finding) int) []review.Findi
 	out := slices.Clone(fs)
 	slices.SortStableFunc(out, f)
 	return out
+}
+
+// ApproximateLines marks the location of a finding whose lines the model
+// gave outside the reviewed change, so the review moved them into it
+// (review.Finding.Clamped): every sink shows it beside the lines.
+const ApproximateLines = "approximate lines"
+
+// findingLoc is "path:12-18", with " (approximate lines)" when the lines
+// were guessed.
+func findingLoc(f review.Finding) string {
+	loc := textLoc(dash(f.Path), f.StartLine, f.EndLine)
+	if f.Clamped {
+		loc += " (" + ApproximateLines + ")"
+	}
+	return loc
 }
 
 // lineRange is "12-18", "12", or "" when the start is unknown.

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"strings"
 	"time"
 
@@ -62,9 +63,13 @@ func writeMarkdown(buf *bytes.Buffer, r *review.Report, opts Options) error {
 	return nil
 }
 
-// markdownDoc lays out the summary of issue 4: the outcome, what it means,
-// coverage per skill, the unreviewed work by reason, routes and fallbacks,
-// budget and tokens, ignored paths, then the findings.
+// markdownDoc lays out the summary for the pull request's author first
+// (issue 13): the verdict (the headline, what an incomplete outcome means,
+// the diagnoses), then the findings, most severe first (the first
+// mdOpenFindings in full, each later one folded to one line with its body
+// in <details>), then the coverage (per skill, and the unreviewed work by
+// reason), and at the end, folded, the operators' tables: routes and
+// fallbacks, budget and tokens, and the ignored paths.
 func markdownDoc(r *review.Report, opts Options) *mdDoc {
 	c := countItems(r)
 	d := &mdDoc{}
@@ -85,9 +90,11 @@ func markdownDoc(r *review.Report, opts Options) *mdDoc {
 		d.fixed(m + "\n\n")
 	}
 	d.fixed(mdDiagnoses(r))
+	findings := mdFindings(r, c, opts)
+	d.add(findings)
+
 	coverage := mdCoverage(r)
 	d.add(coverage)
-
 	var groups []*mdSection
 	if c.notReviewed > 0 {
 		d.fixed("### Not reviewed, by reason\n\n")
@@ -101,14 +108,14 @@ func markdownDoc(r *review.Report, opts Options) *mdDoc {
 		}
 	}
 
+	d.fixed("<details>\n<summary>Routes, budget and tokens</summary>\n\n")
 	routes, fb := mdRoutes(r)
 	d.add(routes)
 	d.add(fb)
 	d.fixed(mdBudget(r))
+	d.fixed("</details>\n\n")
 	ignored := mdIgnored(r)
 	d.add(ignored)
-	findings := mdFindings(r, c, opts)
-	d.add(findings)
 
 	d.shrink = append(d.shrink, mdShrink{ignored, 0})
 	for _, g := range groups {
@@ -398,10 +405,18 @@ func mdFindings(r *review.Report, c counts, opts Options) *mdSection {
 		return s
 	}
 	s.head = fmt.Sprintf("### Findings (%s)\n\n", fmtCount(len(r.Findings)))
+	if d := r.Summary.FindingsDropped; d.MaxFindings+d.BelowReportOn+d.AnswerCap > 0 {
+		s.head = fmt.Sprintf("### Findings (%s shown of %s found)\n\n", fmtCount(len(r.Findings)),
+			fmtCount(len(r.Findings)+d.MaxFindings+d.BelowReportOn+d.AnswerCap))
+	}
 	// Most severe first, so that a cut drops the least severe.
 	ordered := sorted(shown, bySeverity)
-	for _, f := range ordered {
-		s.rows = append(s.rows, mdFinding(f))
+	for i, f := range ordered {
+		if i < mdOpenFindings {
+			s.rows = append(s.rows, mdFinding(f))
+		} else {
+			s.rows = append(s.rows, mdFoldedFinding(f))
+		}
 	}
 	s.more = func(n int) string {
 		return fmt.Sprintf("_… %s not shown (%s): this summary is limited to 65,535 characters; see the report file, which has every finding._\n\n",
@@ -418,6 +433,15 @@ func mdFindings(r *review.Report, c counts, opts Options) *mdSection {
 	return s
 }
 
+// mdOpenFindings is how many findings the summary shows in full; each
+// later one is folded to one line (severity, title, location) with its body
+// in <details>, so that the verdict and the first findings fit the first
+// screen.
+const mdOpenFindings = 3
+
+// mdFinding is a finding in full: a heading with its severity and title,
+// its location (marked when approximate) and skill, the description, and
+// the suggestion folded.
 func mdFinding(f review.Finding) string {
 	var b strings.Builder
 	title := OneLine(f.Title)
@@ -425,8 +449,35 @@ func mdFinding(f review.Finding) string {
 		title = "(untitled)"
 	}
 	fmt.Fprintf(&b, "#### %s %s: %s\n\n", severityMark(f.Severity), mdEscape(f.Severity.String()), mdInline(clip(title, 300)))
-	fmt.Fprintf(&b, "%s · %s\n\n", mdCode(clip(textLoc(dash(f.Path), f.StartLine, f.EndLine), mdMaxFileLine), false),
-		mdEscape(dash(OneLine(f.Skill))))
+	b.WriteString(mdFindingBody(f))
+	return b.String()
+}
+
+// mdFoldedFinding is a finding folded to one line, its body in <details>.
+// The summary line is HTML (GitHub renders no Markdown there): the title
+// is defanged and HTML-escaped.
+func mdFoldedFinding(f review.Finding) string {
+	title := OneLine(f.Title)
+	if title == "" {
+		title = "(untitled)"
+	}
+	loc := clip(findingLoc(f), mdMaxFileLine)
+	return fmt.Sprintf("<details>\n<summary>%s <b>%s</b>: %s — <code>%s</code></summary>\n\n%s</details>\n\n",
+		severityMark(f.Severity), html.EscapeString(f.Severity.String()), htmlText(clip(title, 300)), htmlText(loc), mdFindingBody(f))
+}
+
+// htmlText makes one line of untrusted text inert inside HTML: defanged
+// (no mention, no link, no markup), escaped, and with its brackets as
+// character references, so that no renderer could read a link in it.
+func htmlText(s string) string {
+	return strings.NewReplacer("[", "&#91;", "]", "&#93;").Replace(html.EscapeString(Defang(OneLine(s), "")))
+}
+
+// mdFindingBody is a finding's location and skill, description and folded
+// suggestion.
+func mdFindingBody(f review.Finding) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s · %s\n\n", mdCode(clip(findingLoc(f), mdMaxFileLine), false), mdEscape(dash(OneLine(f.Skill))))
 	if desc := mdBlock(clip(strings.TrimSpace(sanitize(f.Description, true)), mdMaxDescription)); desc != "" {
 		b.WriteString(desc + "\n\n")
 	}
@@ -437,7 +488,7 @@ func mdFinding(f review.Finding) string {
 		fmt.Fprintf(&b, "_Suggested change of %s left out (too long); see the report file._\n\n",
 			plural(strings.Count(sug, "\n")+1, "line", "lines"))
 	default:
-		b.WriteString("Suggested change:\n\n" + mdFence(sug) + "\n")
+		b.WriteString("<details>\n<summary>Suggested change</summary>\n\n" + mdFence(sug) + "\n</details>\n\n")
 	}
 	return b.String()
 }
@@ -449,13 +500,13 @@ func mdPlan(r *review.Report) *mdSection {
 		return s
 	}
 	s.head = "### Plan (priority order)\n\n"
-	s.table = "| Priority | Skill | Location | Timeout |\n| ---: | --- | --- | ---: |\n"
+	s.table = "| Priority | Skill | Location | Timeout | Why |\n| ---: | --- | --- | ---: | --- |\n"
 	for _, it := range r.Items {
-		s.rows = append(s.rows, fmt.Sprintf("| %d | %s | %s | %s |\n", it.Priority, mdCell(it.Skill),
-			mdCode(clip(textLoc(dash(it.Path), it.StartLine, it.EndLine), mdMaxCell), true), fmtTimeout(it.TimeoutEffectiveMS)))
+		s.rows = append(s.rows, fmt.Sprintf("| %d | %s | %s | %s | %s |\n", it.Priority, mdCell(it.Skill),
+			mdCode(clip(textLoc(dash(it.Path), it.StartLine, it.EndLine), mdMaxCell), true), fmtTimeout(it.TimeoutEffectiveMS), mdCell(dash(it.Why))))
 	}
 	s.more = func(n int) string {
-		return fmt.Sprintf("| | _… and %s; `--format json` lists every item_ | | |\n", plural(n, "more work item", "more work items"))
+		return fmt.Sprintf("| | _… and %s; `--format json` lists every item_ | | | |\n", plural(n, "more work item", "more work items"))
 	}
 	s.none = func(n int) string {
 		return fmt.Sprintf("_The %s not listed to fit the size limit; `--format json` lists every item._\n",

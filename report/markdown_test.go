@@ -135,17 +135,31 @@ func TestMarkdownHostile(t *testing.T) {
 		Ignored: []review.Ignored{{Path: "</details><b>x|y", Reason: "<i>generated</i>"}},
 		Routes:  []review.RouteStats{{Name: "<b>primary</b>", Model: "m|x"}},
 	}
+	for range mdOpenFindings { // the later findings are folded: their summary line is HTML
+		r.Findings = append(r.Findings, r.Findings[0])
+	}
 	var buf bytes.Buffer
 	if err := Write(&buf, r, FormatMarkdown, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	// Our own HTML is exactly <details>, <summary> and their closing tags;
-	// every other "<" must be inside a code span or fenced block.
+	if !strings.Contains(out, "<summary>🟠 <b>high</b>: &lt;\u200b/details&gt;&lt;\u200bscript&gt;") {
+		t.Errorf("the folded finding's summary is not defanged and escaped:\n%s", out)
+	}
+	// Our own HTML is only <details>, <summary>, <b> and <code> with their
+	// closing tags, balanced (the suggestion's and the operators' folds,
+	// the ignored paths); every other "<" must be inside a code span or
+	// fenced block.
 	outside := stripCode(out)
-	tags := regexp.MustCompile(`<[^ ]`).FindAllString(outside, -1)
-	if got, want := strings.Join(tags, " "), "<d <s </ </"; got != want {
-		t.Errorf("Markdown has raw tags %q outside code, want only %q:\n%s", got, want, out)
+	for _, tag := range regexp.MustCompile(`<[^ ][^>]*>?`).FindAllString(outside, -1) {
+		if !regexp.MustCompile(`^</?(details|summary|b|code)>$`).MatchString(tag) {
+			t.Errorf("Markdown has a raw tag %q outside code:\n%s", tag, out)
+		}
+	}
+	for _, tag := range []string{"details", "summary"} {
+		if o, c := strings.Count(outside, "<"+tag+">"), strings.Count(outside, "</"+tag+">"); o != c || o == 0 {
+			t.Errorf("Markdown opens <%s> %d times and closes it %d times outside code:\n%s", tag, o, c, out)
+		}
 	}
 	if strings.Contains(outside, "@octocat") {
 		t.Errorf("Markdown mentions @octocat outside code:\n%s", out)
@@ -297,7 +311,7 @@ func TestMarkdownSizeCap(t *testing.T) {
 	out := renderMarkdown(t, bigReport(total, 2000, 300), Options{})
 	checkFits(t, out)
 
-	shown := strings.Count(out, "\n#### ")
+	shown := shownFindings(out)
 	m := regexp.MustCompile(`_… ([\d,]+) more findings not shown \(([^)]*)\): this summary is limited to 65,535 characters; see the report file`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("Write(markdown) has no line saying how many findings were cut:\n%s", out[len(out)-2000:])
@@ -307,7 +321,7 @@ func TestMarkdownSizeCap(t *testing.T) {
 		t.Errorf("Write(markdown) shows %d findings and cuts %d, want a sum of %d with some shown", shown, left, total)
 	}
 	// The most severe are kept: every shown finding is critical.
-	if got := strings.Count(out, "#### 🔴 critical"); got != shown {
+	if got := strings.Count(out, "#### 🔴 critical") + strings.Count(out, "<summary>🔴 <b>critical</b>"); got != shown {
 		t.Errorf("Write(markdown) shows %d critical of %d findings, want only critical ones", got, shown)
 	}
 	for _, want := range []string{
@@ -359,7 +373,7 @@ func TestMarkdownCutOrder(t *testing.T) {
 					ignoredCut, filesCut, findingsCut, tt.wantIgnoredCut, tt.wantFilesCut, tt.wantFC)
 			}
 			if !findingsCut {
-				if got := strings.Count(out, "\n#### "); got != tt.findings {
+				if got := shownFindings(out); got != tt.findings {
 					t.Errorf("Write(markdown) shows %d findings, want all %d", got, tt.findings)
 				}
 			}
@@ -380,7 +394,7 @@ func TestMarkdownSizeCapFits(t *testing.T) {
 		return renderMarkdown(t, r, Options{})
 	}
 	// With far too many findings, n are shown; n must fit whole, n+1 not.
-	n := strings.Count(build(200), "\n#### ")
+	n := shownFindings(build(200))
 	limit := MarkdownLimit - markdownMargin
 	if out := build(n); strings.Contains(out, "not shown") || len(out) > limit {
 		t.Errorf("%d findings: %d bytes, cut %v; want all shown within %d bytes", n, len(out), strings.Contains(out, "not shown"), limit)
@@ -417,4 +431,10 @@ func TestMarkdownLongSuggestionLeftOut(t *testing.T) {
 	if want := "_Suggested change of 3,000 lines left out (too long); see the report file._"; !strings.Contains(out, want) {
 		t.Errorf("Write(markdown) lacks %q:\n%s", want, out)
 	}
+}
+
+// shownFindings counts the findings a Markdown summary shows: the first in
+// full under a heading, the later ones folded under a <summary>.
+func shownFindings(out string) int {
+	return len(regexp.MustCompile(`(?m)^(#### |<summary>(🔴|🟠|🟡|🔵|⚪) <b>)`).FindAllString(out, -1))
 }

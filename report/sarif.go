@@ -75,6 +75,9 @@ type sarifResult struct {
 type sarifResultProps struct {
 	Severity   string `json:"severity"`
 	Suggestion string `json:"suggestion,omitempty"`
+	// ApproximateLines is set when the model's lines fell outside the
+	// reviewed change and were moved into it (review.Finding.Clamped).
+	ApproximateLines bool `json:"approximateLines,omitempty"`
 }
 
 type sarifLocation struct {
@@ -146,6 +149,9 @@ func writeSARIF(buf *bytes.Buffer, r *review.Report, opts Options) error {
 		if text == "" {
 			text = "warden finding"
 		}
+		if f.Clamped {
+			text += " (" + ApproximateLines + ")"
+		}
 		if d := strings.TrimSpace(sanitize(f.Description, true)); d != "" {
 			text += "\n\n" + d
 		}
@@ -157,8 +163,9 @@ func writeSARIF(buf *bytes.Buffer, r *review.Report, opts Options) error {
 			Locations:           []sarifLocation{sarifLocationOf(f.Path, f.StartLine, f.EndLine)},
 			PartialFingerprints: map[string]string{FingerprintKey: fp + ":" + strconv.Itoa(seen[fp])},
 			Properties: sarifResultProps{
-				Severity:   f.Severity.String(),
-				Suggestion: strings.Trim(sanitize(f.Suggestion, true), "\n"),
+				Severity:         f.Severity.String(),
+				Suggestion:       strings.Trim(sanitize(f.Suggestion, true), "\n"),
+				ApproximateLines: f.Clamped,
 			},
 		})
 	}

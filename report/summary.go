@@ -43,15 +43,16 @@ func Headline(r *review.Report) string {
 		}
 		if c.notReviewed == 0 {
 			return fmt.Sprintf("Complete — %s of %s items reviewed, %s",
-				fmtCount(c.reviewed), fmtCount(c.planned), findingsPhrase(r.Findings))
+				fmtCount(c.reviewed), fmtCount(c.planned), findingsPhrase(r))
 		}
 	case review.OutcomeProviderUnavailable:
 		s := fmt.Sprintf("Provider unavailable — %s of %s items reviewed", fmtCount(c.reviewed), fmtCount(c.planned))
 		if nr := notReviewed(r); len(nr) > 0 {
 			s += " (" + causeBreakdown(nr) + ")"
 		}
+		s += contractNote(r)
 		if len(r.Findings) > 0 {
-			s += "; " + findingsPhrase(r.Findings)
+			s += "; " + findingsPhrase(r)
 		}
 		return s
 	}
@@ -63,8 +64,9 @@ func Headline(r *review.Report) string {
 	} else if c.notReviewed > 0 {
 		s += fmt.Sprintf("; %s not reviewed", fmtCount(c.notReviewed))
 	}
+	s += contractNote(r)
 	if len(r.Findings) > 0 {
-		s += "; " + findingsPhrase(r.Findings)
+		s += "; " + findingsPhrase(r)
 	}
 	return s
 }
@@ -108,7 +110,10 @@ var reasonMeanings = map[string]string{
 	execution.ReasonBudget:                "the review's time budget ran out first",
 	execution.ReasonBudgetCost:            "the review's cost cap was reached first",
 	execution.ReasonBudgetTokens:          "the review's token cap was reached first",
-	execution.ReasonCircuitOpen:           "the route was not tried: its circuit breaker was open",
+	execution.ReasonCircuitOpen:           "the route was not tried: its circuit breaker was open (after failures on it)",
+	execution.ReasonHalfOpenBusy:          "the route was not tried: its circuit breaker was testing it with another request",
+	execution.ReasonRetryBudget:           "the call failed and the review's retry budget was spent, so it was not retried",
+	execution.ReasonBulkheadFull:          "the route's concurrency cap stayed full until the item's time ran out",
 }
 
 // reasonMeaning explains an item reason; "" for one it does not know.

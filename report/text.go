@@ -110,7 +110,7 @@ func textFindings(buf *bytes.Buffer, r *review.Report, opts Options, p palette) 
 		}
 		fmt.Fprintf(buf, "  %s  %s  [%s]\n", p.paint(severityColor(f.Severity), label), title, dash(OneLine(f.Skill)))
 		const indent = "            "
-		buf.WriteString(indent + textLoc(f.Path, f.StartLine, f.EndLine) + "\n")
+		buf.WriteString(indent + findingLoc(f) + "\n")
 		if d := strings.TrimSpace(sanitize(f.Description, true)); d != "" {
 			writeIndented(buf, indent, d)
 		}
@@ -172,9 +172,19 @@ func textIgnored(buf *bytes.Buffer, r *review.Report, p palette) {
 	}
 	buf.WriteString("\n" + p.paint(sgrBold, "Ignored ("+strconv.Itoa(len(r.Ignored))+")") + "\n")
 	for _, g := range groupIgnored(r.Ignored) {
-		fmt.Fprintf(buf, "  %s: %s\n", g.reason, strings.Join(g.paths, ", "))
+		fmt.Fprintf(buf, "  %s (%s)\n", g.reason, fmtCount(len(g.paths)))
+		for _, path := range g.paths[:min(len(g.paths), textMaxIgnored)] {
+			fmt.Fprintf(buf, "    %s\n", path)
+		}
+		if n := len(g.paths) - textMaxIgnored; n > 0 {
+			fmt.Fprintf(buf, "    … and %s (--format json lists every path)\n", plural(n, "more", "more"))
+		}
 	}
 }
+
+// textMaxIgnored is how many paths of one reason the text report lists, one
+// a line; the count of the rest follows.
+const textMaxIgnored = 20
 
 type ignoredGroup struct {
 	reason string
@@ -269,10 +279,10 @@ func textPlan(buf *bytes.Buffer, r *review.Report, p palette) {
 	}
 	buf.WriteString("\n" + p.paint(sgrBold, "Plan (priority order)") + "\n")
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  PRIORITY\tSKILL\tLOCATION\tTIMEOUT")
+	fmt.Fprintln(tw, "  PRIORITY\tSKILL\tLOCATION\tTIMEOUT\tWHY")
 	for _, it := range r.Items {
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", it.Priority, cell(it.Skill),
-			cell(textLoc(it.Path, it.StartLine, it.EndLine)), fmtTimeout(it.TimeoutEffectiveMS))
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\n", it.Priority, cell(it.Skill),
+			cell(textLoc(it.Path, it.StartLine, it.EndLine)), fmtTimeout(it.TimeoutEffectiveMS), cell(it.Why))
 	}
 	tw.Flush()
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/org/warden/execution"
 )
 
 // DiagnosisKind names a known cause of failed model calls.
@@ -23,6 +25,14 @@ const (
 	DiagnosisPayment DiagnosisKind = "payment"
 	// DiagnosisModelNotFound: the route does not serve the configured model.
 	DiagnosisModelNotFound DiagnosisKind = "model_not_found"
+	// DiagnosisOutputContract: the model answered, but not with the JSON
+	// findings object the prompt asks for (prose, another shape): the
+	// route works, the model does not follow the output contract.
+	DiagnosisOutputContract DiagnosisKind = "output_contract"
+	// DiagnosisServerErrors: calls answered 5xx (500, 502, 503, 504, 529).
+	DiagnosisServerErrors DiagnosisKind = "server_errors"
+	// DiagnosisUnreachable: calls could not connect (refused, reset, DNS).
+	DiagnosisUnreachable DiagnosisKind = "unreachable"
 	// DiagnosisDeadlineTooShort: timeouts on a route whose successful calls
 	// ran close to the deadline.
 	DiagnosisDeadlineTooShort DiagnosisKind = "deadline_too_short"
@@ -48,6 +58,10 @@ type Diagnosis struct {
 	// "primary: deadline likely too short: successes p95 110 s against a
 	// 120 s deadline (3 of 40 calls timed out)".
 	Message string `json:"message"`
+	// Excerpt is, for output_contract, the start of what the model
+	// answered (Item.Answer of the first such item), sanitised; the
+	// sinks show it as untrusted text.
+	Excerpt string `json:"excerpt,omitempty"`
 }
 
 // routeEvidence is what the attempts say about one route.
@@ -58,6 +72,11 @@ type routeEvidence struct {
 	deadlines []int64 // effective deadlines of timed-out calls, ms
 	calls     int     // attempts sent
 	retryMS   int64   // the longest Retry-After of a rate-limited call
+	// Of the items whose last call was on the route:
+	notContract int            // failed because the answer was not the output contract
+	excerpt     string         // the first such item's Answer
+	stopped     map[string]int // failed items by the stop reason that ended them (circuit_open, ...)
+	failed      map[string]int // failed items by the class of their last call
 }
 
 // timedOut is one timed-out call, for the provider-wide rule.
@@ -81,6 +100,17 @@ type timedOut struct {
 //   - payment: a call of class payment (HTTP 402).
 //   - model_not_found: a call of class model_not_found: "model name not
 //     served by this route".
+//   - output_contract: items failed because the model answered, but not
+//     with the JSON findings object (Item.AnswerProblem is
+//     ProblemNotContract): "model ignores the output contract", with an
+//     excerpt of what it said.
+//   - server_errors: calls of class server_error or overloaded (5xx):
+//     "server failing" when none succeeded, else "server errors" when an
+//     item failed on it (a 500 that a retry cured is no diagnosis), with
+//     how many items the breaker (circuit_open) and the retry budget
+//     stopped.
+//   - unreachable: calls of class connection: "cannot connect" when none
+//     succeeded, else "connection failures" when an item failed on it.
 //   - timeouts (one of three): with no successful call on the route,
 //     backend_stalled ("backend stalled or unreachable"); else, with the
 //     successes' p95 duration (nearest rank) at or above CloseToDeadline of
@@ -107,7 +137,32 @@ func Diagnose(r *Report) []Diagnosis {
 	var timeouts []timedOut
 	timed := false
 	seen := map[int]bool{} // requests already counted (batched items share one)
+	evidence := func(route string) *routeEvidence {
+		e := ev[route]
+		if e == nil {
+			e = &routeEvidence{name: route, classes: map[string]int{}, stopped: map[string]int{}, failed: map[string]int{}}
+			ev[route] = e
+			if !slices.Contains(order, route) {
+				order = append(order, route)
+			}
+		}
+		return e
+	}
 	for i, it := range r.Items {
+		if it.Status == StatusFailed && it.Route != "" {
+			switch {
+			case it.AnswerProblem == ProblemNotContract:
+				e := evidence(it.Route)
+				e.notContract++
+				if e.excerpt == "" {
+					e.excerpt = it.Answer
+				}
+			case slices.Contains(stopReasons, it.Reason):
+				evidence(it.Route).stopped[it.Reason]++
+			default:
+				evidence(it.Route).failed[it.Reason]++
+			}
+		}
 		if req := it.Request; req > 0 {
 			if seen[req] {
 				continue
@@ -118,14 +173,7 @@ func Diagnose(r *Report) []Diagnosis {
 			if a.Class == "rejected" || a.Class == "" {
 				continue
 			}
-			e := ev[a.Route]
-			if e == nil {
-				e = &routeEvidence{name: a.Route, classes: map[string]int{}}
-				ev[a.Route] = e
-				if !slices.Contains(order, a.Route) {
-					order = append(order, a.Route)
-				}
-			}
+			e := evidence(a.Route)
 			e.calls++
 			e.classes[a.Class]++
 			switch a.Class {
@@ -218,6 +266,44 @@ func (e *routeEvidence) diagnoses(r *Report) []Diagnosis {
 		}
 		add(DiagnosisModelNotFound, n, "model name not served by this route%s: %s answered model not found",
 			model, plural(n, "call", "calls"))
+	}
+	if n := e.notContract; n > 0 {
+		said := ""
+		if e.excerpt != "" {
+			said = "; it said: " + strconv.Quote(e.excerpt)
+		}
+		out = append(out, Diagnosis{Kind: DiagnosisOutputContract, Routes: []string{e.name}, Calls: e.classes["bad_response"],
+			Excerpt: e.excerpt,
+			Message: fmt.Sprintf("%s: model ignores the output contract: it answered, but not with the JSON findings object the prompt asks for (%s for %s%s)",
+				e.name, plural(e.classes["bad_response"], "answer", "answers"), plural(n, "item", "items"), said)})
+	}
+	failed5xx := e.failed["server_error"] + e.failed["overloaded"] + len(e.stopped)
+	if n := e.classes["server_error"] + e.classes["overloaded"]; n > 0 && (len(e.successes) == 0 || failed5xx > 0) {
+		of := fmt.Sprintf("%d of %s", n, plural(e.calls, "call", "calls"))
+		stopped := ""
+		if c, b := e.stopped[execution.ReasonCircuitOpen]+e.stopped[execution.ReasonHalfOpenBusy], e.stopped[execution.ReasonRetryBudget]; c+b > 0 {
+			var parts []string
+			if c > 0 {
+				parts = append(parts, "the circuit breaker stopped "+plural(c, "item", "items"))
+			}
+			if b > 0 {
+				parts = append(parts, "the retry budget stopped "+plural(b, "item", "items"))
+			}
+			stopped = "; then " + strings.Join(parts, " and ")
+		}
+		if len(e.successes) == 0 {
+			add(DiagnosisServerErrors, n, "server failing: %s answered 5xx and none succeeded%s", of, stopped)
+		} else {
+			add(DiagnosisServerErrors, n, "server errors: %s answered 5xx%s", of, stopped)
+		}
+	}
+	if n := e.classes["connection"]; n > 0 && (len(e.successes) == 0 || e.failed["connection"] > 0) {
+		of := fmt.Sprintf("%d of %s", n, plural(e.calls, "call", "calls"))
+		if len(e.successes) == 0 {
+			add(DiagnosisUnreachable, n, "cannot connect: %s failed to connect (refused, reset or DNS) and none succeeded", of)
+		} else {
+			add(DiagnosisUnreachable, n, "connection failures: %s failed to connect (refused, reset or DNS)", of)
+		}
 	}
 	if n := e.classes["timeout"]; n > 0 {
 		of := fmt.Sprintf("%d of %s", n, plural(e.calls, "call", "calls"))

@@ -94,11 +94,14 @@ type Attempt struct {
 
 // Item is one work item: one skill on one chunk.
 type Item struct {
-	Skill              string     `json:"skill"`
-	Path               string     `json:"path"`
-	StartLine          int        `json:"start_line"`
-	EndLine            int        `json:"end_line"`
-	Priority           int        `json:"priority"`
+	Skill     string `json:"skill"`
+	Path      string `json:"path"`
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Priority  int    `json:"priority"`
+	// Why says what Priority is made of: "source, risk word \"auth\", 12
+	// changed lines" (hunks.Chunk.Why). Additive; omitted when empty.
+	Why                string     `json:"why,omitempty"`
 	Status             ItemStatus `json:"status"`
 	Reason             string     `json:"reason,omitempty"` // failure class or skip reason
 	Route              string     `json:"route,omitempty"`
@@ -114,6 +117,18 @@ type Item struct {
 	Request    int   `json:"request,omitempty"`
 	StartMS    int64 `json:"start_ms,omitempty"`    // since the review started; omitted for an item never started
 	DurationMS int64 `json:"duration_ms,omitempty"` // from the item's start to its end, retries and failover included
+	// Class is the class of the last call of a failed item whose Reason
+	// names what stopped it rather than a class (circuit_open,
+	// retry_budget, ...): "server_error" when its own call answered 500;
+	// omitted when no call of the item was sent.
+	Class string `json:"class,omitempty"`
+	// Answer is, for an item that failed bad_response, the start of the
+	// model's last answer that could not be used, sanitised to one line of
+	// at most AnswerExcerptRunes runes; AnswerProblem says what was wrong
+	// with it ("not the output contract: no JSON object with a findings
+	// array", "cut off at max_tokens", ...).
+	Answer        string `json:"answer,omitempty"`
+	AnswerProblem string `json:"answer_problem,omitempty"`
 }
 
 // Ignored is a path that was not reviewed, and why.

@@ -36,6 +36,7 @@ func DryRun(p *Plan, eng *execution.Engine, opts Options) *Report {
 func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Report {
 	start := time.Now()
 	items, group, sizes := requests(p)
+	notes := noteAnswers(items)
 	guardTruncation(items)
 	results := eng.Run(ctx, items, opts.Progress)
 
@@ -58,8 +59,14 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 			findings = append(findings, idx.answer(it, &p.Items[i], res, size, batch, &dropped)...)
 		case execution.StatusFailed:
 			it.Status, it.Reason = StatusFailed, failureReason(res)
+			if it.Reason != res.Class.String() && it.Reason != ReasonPromptTruncated && res.Class != execution.ClassRejected {
+				it.Class = res.Class.String()
+			}
 			if n := len(res.Attempts); n > 0 {
 				it.Route = res.Attempts[n-1].Route
+			}
+			if res.Class == execution.ClassBadResponse {
+				it.Answer, it.AnswerProblem = notes[g].text, notes[g].problem
 			}
 		default:
 			it.Status, it.Reason = StatusSkipped, res.Reason
@@ -200,6 +207,7 @@ func (idx routeIndex) answer(it *Item, wi *WorkItem, res execution.Result, size 
 	}
 	if !ok {
 		it.Status, it.Reason = StatusFailed, execution.ClassBadResponse.String()
+		it.Answer, it.AnswerProblem = noteAnswer(res.Response, errNotContract)
 		return nil
 	}
 	return validate(raw, lines, base, dropped)
@@ -328,6 +336,7 @@ func newReport(p *Plan, eng *execution.Engine, opts Options) *Report {
 			StartLine: wi.Chunk.StartLine,
 			EndLine:   wi.Chunk.EndLine,
 			Priority:  wi.Chunk.Priority,
+			Why:       wi.Chunk.Why,
 			Attempts:  []Attempt{},
 		}
 	}

@@ -48,6 +48,10 @@ type Job struct {
 	Engine     *execution.Engine
 	Options    Options
 	Thresholds Thresholds
+	// SkillProblems are the problems of skill files that concern no skill
+	// that runs (skills.Problems.Blocking): not a reason to stop, but
+	// worth a warning.
+	SkillProblems skills.Problems
 }
 
 // Prepare plans the review of a change: filters and chunks, skills, routes,
@@ -59,9 +63,16 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 	if err != nil {
 		return nil, fmt.Errorf("filters.ignore: %w", err)
 	}
-	chosen, err := ChooseSkills(s.Skills, s.Configured, s.SkillNames)
+	chosen, unused, err := ChooseSkills(s.Skills, s.Configured, s.SkillNames)
 	if err != nil {
 		return nil, err
+	}
+	log := s.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	for _, sk := range chosen {
+		log.Info("skill", "skill", sk.Name, "source", sk.Source)
 	}
 	routes, err := s.Routes()
 	if err != nil {
@@ -80,7 +91,7 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 		return nil, err
 	}
 	plan.Ignored = append(plan.Ignored, ignored...)
-	return &Job{Hunks: hp, Plan: plan, Engine: eng, Options: opts, Thresholds: s.Thresholds}, nil
+	return &Job{Hunks: hp, Plan: plan, Engine: eng, Options: opts, Thresholds: s.Thresholds, SkillProblems: unused}, nil
 }
 
 // Run runs the job, calling progress after each request.
@@ -94,12 +105,12 @@ func (j *Job) Run(ctx context.Context, progress func(done, total int)) *Report {
 // skills' names, else every skill (the repository's in dir and the
 // built-ins). A configured skill's paths and ignore globs replace the
 // skill's own.
-func ChooseSkills(dir fs.FS, configured []SkillSetting, names []string) ([]*skills.Skill, error) {
-	repo, problems := skills.Discover(dir)
-	if len(problems) > 0 {
-		return nil, problems
-	}
-	all := skills.Catalog(repo)
+//
+// A problem in a skill file stops the review only when it may concern a
+// skill that runs (skills.Problems.Blocking): a broken SKILL.md of another
+// skill does not stop --skill good; it is returned in unused, for a
+// warning.
+func ChooseSkills(dir fs.FS, configured []SkillSetting, names []string) (chosen []*skills.Skill, unused skills.Problems, err error) {
 	overrides := map[string]SkillSetting{}
 	var listed []string
 	for _, s := range configured {
@@ -109,11 +120,15 @@ func ChooseSkills(dir fs.FS, configured []SkillSetting, names []string) ([]*skil
 	if len(names) == 0 {
 		names = listed
 	}
-	chosen := all
+	repo, problems := skills.Discover(dir)
+	if blocking := problems.Blocking(names); len(blocking) > 0 {
+		return nil, nil, blocking
+	}
+	all := skills.Catalog(repo)
+	chosen = all
 	if len(names) > 0 {
-		var err error
 		if chosen, err = skills.Select(all, names); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	out := make([]*skills.Skill, len(chosen))
@@ -129,5 +144,5 @@ func ChooseSkills(dir fs.FS, configured []SkillSetting, names []string) ([]*skil
 		}
 		out[i] = &c
 	}
-	return out, nil
+	return out, problems, nil
 }

@@ -3,6 +3,7 @@ package review
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/org/warden/execution"
 )
@@ -83,10 +84,31 @@ func guardTruncation(items []execution.Item) {
 }
 
 // failureReason is a failed item's Reason: ReasonPromptTruncated when the
-// last error says the server truncated the prompt, else the class.
+// last error says the server truncated the prompt; else what stopped the
+// item when the engine stopped it rather than its last call's class (the
+// route's breaker was open, the review's retry budget was spent: see
+// stopReasons), unless a rate limit stopped it; else the class.
 func failureReason(res execution.Result) string {
 	if te := (*truncationError)(nil); errors.As(res.Err, &te) {
 		return ReasonPromptTruncated
 	}
+	if res.Class == execution.ClassRateLimited {
+		return res.Class.String() // the rate limit is what stopped it, whatever the budgets did next
+	}
+	reasons := []string{res.Reason}
+	if n := len(res.Attempts); n > 0 {
+		reasons = append(reasons, res.Attempts[n-1].Reason)
+	}
+	for _, r := range reasons {
+		if slices.Contains(stopReasons, r) {
+			return r
+		}
+	}
 	return res.Class.String()
 }
+
+// stopReasons are the engine's reasons that say more than the class about
+// why an item failed: without them an item stopped by an open breaker after
+// 500s elsewhere would read "server_error" as if its own call had failed.
+var stopReasons = []string{execution.ReasonCircuitOpen, execution.ReasonHalfOpenBusy,
+	execution.ReasonRetryBudget, execution.ReasonBulkheadFull}

@@ -64,6 +64,13 @@ func Validate(fsys fs.FS) ([]*Skill, Problems) {
 		where = "in " + strings.Join(Dirs, ", ")
 	case d.exists("SKILL.md"):
 		d.file("SKILL.md")
+	case d.exists(".git"):
+		// A repository root without a discovery directory: its own
+		// Markdown files (README, SECURITY.md, CONDUCT.md) are not skills,
+		// but a repository of skills keeps them in NAME/SKILL.md folders.
+		d.folders = true
+		d.scan(".", true)
+		where = "in this repository: expected " + strings.Join(Dirs, ", ") + ", or NAME/SKILL.md folders at its root"
 	default:
 		d.scan(".", true)
 		where = "here: expected NAME/SKILL.md or NAME.md files, or a repository root with " + strings.Join(Dirs, ", ")
@@ -81,6 +88,7 @@ type discovery struct {
 	skills   []*Skill
 	problems Problems
 	byName   map[string]string // name → Source of the first skill found
+	folders  bool              // read NAME/SKILL.md folders only, no NAME.md files
 }
 
 func (d *discovery) addf(file string, line int, format string, args ...any) {
@@ -140,7 +148,7 @@ func (d *discovery) scan(dir string, mustExist bool) {
 		switch {
 		case isDir:
 			d.folder(p)
-		case strings.HasSuffix(name, ".md") && !strings.EqualFold(name, "README.md"):
+		case strings.HasSuffix(name, ".md") && !strings.EqualFold(name, "README.md") && !d.folders:
 			d.file(p)
 		}
 	}

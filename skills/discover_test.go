@@ -228,6 +228,28 @@ func TestValidate(t *testing.T) {
 			problems: Problems{{"", 0, "no skill found in .warden/skills, .agents/skills, .claude/skills"}},
 		},
 		{
+			// A repository root without a discovery directory: its own
+			// Markdown files are not broken skills.
+			name: "git repository root without skill directories",
+			fsys: fstest.MapFS{
+				".git/HEAD":       {Data: []byte("ref: refs/heads/main\n")},
+				"CONDUCT.md":      {Data: []byte("# Code of conduct\n")},
+				"SECURITY.md":     {Data: []byte("# Security policy\n")},
+				"CONTRIBUTING.md": {Data: []byte("# Contributing\n")},
+				"main.go":         {Data: []byte("package main")},
+			},
+			problems: Problems{{"", 0, "no skill found in this repository: expected .warden/skills, .agents/skills, .claude/skills, or NAME/SKILL.md folders at its root"}},
+		},
+		{
+			name: "repository of skill folders",
+			fsys: fstest.MapFS{
+				".git":            {Mode: fs.ModeDir},
+				"review/SKILL.md": skillFile("review", "Review."),
+				"SECURITY.md":     {Data: []byte("# Security policy\n")},
+			},
+			skills: []string{"review review/SKILL.md"},
+		},
+		{
 			name:     "only failures",
 			fsys:     fstest.MapFS{"x.md": {Data: []byte("x")}},
 			problems: Problems{{"x.md", 1, msgNoFrontmatter}},
@@ -259,5 +281,45 @@ func TestValidateDirFS(t *testing.T) {
 	got, problems := Validate(os.DirFS(root))
 	if diff := cmp.Diff([]string{"a a/SKILL.md"}, sources(got)); diff != "" || len(problems) != 0 {
 		t.Errorf("Validate(%s) = %v, %v, want one skill and no problem", root, sources(got), problems)
+	}
+}
+
+func TestProblemsBlocking(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{
+		".warden/skills/good/SKILL.md":  skillFile("good", "Good."),
+		".warden/skills/bad/SKILL.md":   {Data: []byte("---\nname: bad\n---\n")},
+		".agents/skills/worse.md":       {Data: []byte("no frontmatter")},
+		".claude/skills/lower/skill.md": skillFile("lower", "Lower."),
+		".claude/skills/dangling":       {Data: []byte("x"), Mode: fs.ModeSymlink},
+	}
+	_, problems := Discover(fsys)
+	var skillsOf []string
+	for _, p := range problems {
+		skillsOf = append(skillsOf, p.File+" "+p.Skill())
+	}
+	tests := []struct {
+		names []string
+		want  []string // the files of the blocking problems
+	}{
+		{names: nil, want: []string{".warden/skills/bad/SKILL.md", ".warden/skills/bad/SKILL.md", ".agents/skills/worse.md",
+			".claude/skills/dangling", ".claude/skills/lower/skill.md"}},
+		{names: []string{"good"}, want: nil},
+		{names: []string{"good", "worse"}, want: []string{".agents/skills/worse.md"}},
+		{names: []string{"lower"}, want: []string{".claude/skills/lower/skill.md"}},
+		{names: []string{"dangling"}, want: []string{".claude/skills/dangling"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, p := range problems.Blocking(tt.names) {
+			got = append(got, p.File)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Blocking(%q) mismatch (-want +got):\n%s\nproblems: %q", tt.names, diff, skillsOf)
+		}
+	}
+	dir := Problems{{File: ".warden/skills", Message: "cannot read: permission denied"}}
+	if got := dir.Blocking([]string{"good"}); len(got) != 1 {
+		t.Errorf("Blocking(good) of a directory problem = %v, want it kept (it may hide the skill)", got)
 	}
 }

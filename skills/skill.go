@@ -74,6 +74,47 @@ func (ps Problems) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// Blocking returns the problems that stop a review running the skills
+// named: all of them when names is empty (every skill runs), else those
+// about one of the named skills or about no skill in particular (an
+// unreadable directory). A problem is about the skill its file's path
+// names (NAME/SKILL.md or NAME.md: a skill's name must match it), so a
+// broken SKILL.md of another skill does not stop `--skill good`; the caller
+// may still warn about it.
+func (ps Problems) Blocking(names []string) Problems {
+	if len(names) == 0 {
+		return ps
+	}
+	var out Problems
+	for _, p := range ps {
+		if s := p.Skill(); s == "" || slices.Contains(names, s) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Skill returns the name of the skill the problem's file defines, as its
+// path says (NAME/SKILL.md in any case, NAME.md, or an entry NAME of a
+// discovery directory, such as a dangling link), or "" when the problem is
+// not about one skill's file.
+func (p Problem) Skill() string {
+	base := path.Base(p.File)
+	switch {
+	case p.File == "":
+		return ""
+	case slices.Contains(Dirs, path.Dir(p.File)):
+		return strings.TrimSuffix(base, ".md")
+	case strings.EqualFold(base, "SKILL.md"):
+		if dir := path.Dir(p.File); dir != "." && dir != "/" {
+			return path.Base(dir)
+		}
+	case strings.HasSuffix(base, ".md") && len(base) > len(".md"):
+		return strings.TrimSuffix(base, ".md")
+	}
+	return ""
+}
+
 // Unwrap returns each Problem as an error, so that errors.As finds a Problem
 // in an error that wraps Problems.
 func (ps Problems) Unwrap() []error {

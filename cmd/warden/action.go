@@ -81,6 +81,7 @@ func runAction(ctx context.Context, e *env, args []string) (int, error) {
 		return exitUsage, usagef("GITHUB_API_URL: %v", err)
 	}
 	e.dir = cmp.Or(e.getenv("GITHUB_WORKSPACE"), e.dir)
+	e.root = e.dir
 	ev := action.Event{Name: e.getenv("GITHUB_EVENT_NAME"), Path: e.getenv("GITHUB_EVENT_PATH")}
 	if ev.Path != "" {
 		ev.Data, ev.Err = os.ReadFile(ev.Path)

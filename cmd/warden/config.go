@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/org/warden/execution"
+	"github.com/org/warden/hunks"
 	"github.com/org/warden/review"
 )
 
@@ -57,6 +59,9 @@ type fileConfig struct {
 	Routes  []routeConfig `toml:"routes"`
 	Filters filterConfig  `toml:"filters"`
 	Skills  []skillConfig `toml:"skills"`
+
+	file         string // the file it was read from, for errors found later
+	reportOnLine int    // the line of review.report_on; 0 when not set
 }
 
 type reviewConfig struct {
@@ -177,6 +182,10 @@ func parseConfig(name string, data []byte) (*fileConfig, error) {
 			c.Routes[i].line = lines[i]
 		}
 	}
+	c.file, c.reportOnLine = name, keyLine(data, "review.report_on")
+	if err := checkZeros(name, data, &c); err != nil {
+		return nil, err
+	}
 	if err := c.check(name); err != nil {
 		var ce *configError
 		if errors.As(err, &ce) && ce.line == 0 {
@@ -185,6 +194,53 @@ func parseConfig(name string, data []byte) (*fileConfig, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// checkZeros rejects a zero the file sets where zero would silently mean
+// "the default": a 0s budget or request timeout, max_concurrency = 0. Left
+// out, each takes its default; set, it must be usable.
+func checkZeros(file string, data []byte, c *fileConfig) error {
+	var raw struct {
+		Review map[string]any   `toml:"review"`
+		Routes []map[string]any `toml:"routes"`
+	}
+	if err := toml.Unmarshal(data, &raw); err != nil {
+		return nil // decoding already succeeded strictly; nothing more to learn
+	}
+	zero := func(v any) bool {
+		switch v := v.(type) {
+		case int64:
+			return v == 0
+		case string:
+			d, err := time.ParseDuration(v)
+			return err == nil && d == 0
+		}
+		return false
+	}
+	why := map[string]string{
+		"budget":          "a 0s review budget leaves no time to review: leave it out for the default (15m) or give a duration such as \"10m\"",
+		"hunk_budget":     "a 0s hunk budget leaves no time for any item: leave it out for the default (5m) or give a duration",
+		"request_timeout": "a 0s request timeout would time out every call: leave it out for the default or give a duration such as \"120s\"",
+		"min_attempt":     "a 0s minimum attempt would start attempts with no time left: leave it out for the default or give a duration",
+		"max_concurrency": "0 would run nothing: leave it out for the default or give at least 1",
+	}
+	for _, k := range []string{"budget", "hunk_budget", "request_timeout", "min_attempt", "max_concurrency"} {
+		if v, ok := raw.Review[k]; ok && zero(v) {
+			return &configError{file: file, line: keyLine(data, "review."+k), key: "review." + k, msg: why[k]}
+		}
+	}
+	for i, r := range raw.Routes {
+		for _, k := range []string{"request_timeout", "max_concurrency"} {
+			if v, ok := r[k]; ok && zero(v) {
+				line := 0
+				if i < len(c.Routes) {
+					line = c.Routes[i].line
+				}
+				return &configError{file: file, line: line, key: fmt.Sprintf("routes[%d].%s", i, k), msg: why[k]}
+			}
+		}
+	}
+	return nil
 }
 
 // routeLines returns the line of each [[routes]] header, in order.
@@ -237,9 +293,31 @@ func (c *fileConfig) check(file string) error {
 	if err := c.checkRoutes(bad); err != nil {
 		return err
 	}
+	return c.checkGlobsAndThresholds(bad)
+}
+
+// checkGlobsAndThresholds checks the skills' names and every glob (a bad one
+// named with its key and line, not found only when filtering), and that the
+// file's report_on is not above its fail_on.
+func (c *fileConfig) checkGlobsAndThresholds(bad badKey) error {
 	for i, s := range c.Skills {
 		if s.Name == "" {
 			return bad(0, fmt.Sprintf("skills[%d].name", i), "missing")
+		}
+		for _, g := range slices.Concat(s.Paths, s.Ignore) {
+			if err := hunks.ValidateGlob(g); err != nil {
+				return bad(0, fmt.Sprintf("skills[%d]", i), "%v", err)
+			}
+		}
+	}
+	for _, g := range c.Filters.Ignore {
+		if err := hunks.ValidateGlob(g); err != nil {
+			return bad(0, "filters.ignore", "%v", err)
+		}
+	}
+	if c.Review.FailOn.set && c.Review.ReportOn.set {
+		if _, err := review.ResolveThresholds(c.thresholds()); err != nil {
+			return bad(0, "review.report_on", "%v", err)
 		}
 	}
 	return nil
@@ -342,16 +420,22 @@ func loadConfig(fsys fs.FS, named string, readFile func(string) ([]byte, error))
 }
 
 // loadConfigFlag reads the configuration a --config flag names (relative to
-// the working directory), or warden.toml there when the flag is empty.
+// the working directory), or else warden.toml at the repository's top level
+// (e.root), whatever the working directory; e.configFile says which.
 func loadConfigFlag(e *env, flagValue string) (*fileConfig, error) {
 	path := flagValue
 	if path != "" && !filepath.IsAbs(path) {
 		path = filepath.Join(e.dir, path)
 	}
-	cfg, _, err := loadConfig(os.DirFS(e.dir), path, os.ReadFile)
+	root := cmp.Or(e.root, e.dir)
+	cfg, name, err := loadConfig(os.DirFS(root), path, os.ReadFile)
 	if err != nil {
 		return nil, &usageError{err}
 	}
+	if name != "" && !filepath.IsAbs(name) {
+		name = filepath.Join(root, name)
+	}
+	e.configFile = name
 	return cfg, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -35,6 +36,9 @@ type reviewOptions struct {
 	dryRun  bool
 	failOn  severityFlag
 	verbose bool
+	// allowEmpty accepts an empty --diff as a change with nothing to
+	// review, for pipelines where an empty diff is expected.
+	allowEmpty bool
 }
 
 type stringList []string
@@ -72,13 +76,14 @@ func parseReviewFlags(args []string, stderr io.Writer) (*reviewOptions, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.diff, "diff", "", "review this unified diff `FILE` (- for standard input)")
 	fs.StringVar(&o.base, "base", "", "review the commits since the branch left `REF` (merge-base of REF and HEAD, to HEAD)")
-	fs.StringVar(&o.config, "config", "", "configuration `FILE` (default: warden.toml when present)")
+	fs.StringVar(&o.config, "config", "", "configuration `FILE` (default: warden.toml at the repository's top level, when present)")
 	fs.Var(&o.skills, "skill", "run only this skill `NAME` (repeatable)")
-	fs.Var(&o.format, "format", "output format: text, json, markdown or sarif")
+	fs.Var(&o.format, "format", "output `FORMAT`: text (the default), json, markdown or sarif")
 	fs.StringVar(&o.output, "output", "", "write the report to `FILE` instead of standard output")
+	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "accept an empty --diff as a change with nothing to review (default: an empty diff is an error, as after a failed command in a pipe)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and call no model (needs no API key)")
-	fs.Var(&o.failOn, "fail-on", "exit 1 when a finding is at or above this severity: off, critical, high, medium, low, info (default from config, else high)")
-	fs.BoolVar(&o.verbose, "v", false, "log every attempt to standard error")
+	fs.Var(&o.failOn, "fail-on", "exit 1 when a finding is at or above this `SEVERITY`: off, critical, high, medium, low, info (default: review.fail_on in warden.toml, else high)")
+	fs.BoolVar(&o.verbose, "v", false, "log the configuration file and skills used, and one line per model call (route, model, kind, deadline, duration, class, decision), to standard error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -150,12 +155,16 @@ type reviewSettings struct {
 func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.Job, error) {
 	th, err := review.ResolveThresholds(cfg.thresholds(), s.thresholds)
 	if err != nil {
+		if cfg.Review.ReportOn.set { // the file's report_on against a flag's or input's fail-on
+			return nil, &usageError{&configError{file: cfg.file, line: cfg.reportOnLine, key: "review.report_on", msg: err.Error() + " with the fail-on given"}}
+		}
 		return nil, &usageError{err}
 	}
 	logger := slog.New(slog.DiscardHandler)
 	if s.verbose {
 		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
 	}
+	logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
 	configured := make([]review.SkillSetting, len(cfg.Skills))
 	for i, sk := range cfg.Skills {
 		configured[i] = review.SkillSetting{Name: sk.Name, Paths: sk.Paths, Ignore: sk.Ignore}
@@ -163,7 +172,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.
 	job, err := review.Prepare(ch.files, ch.source, ch.ignored, review.Setup{
 		Filters: hunks.Options{Ignore: cfg.Filters.Ignore, MaxFiles: cfg.Filters.MaxFiles,
 			MaxChangedLines: cfg.Filters.MaxChangedLines, MaxFileBytes: cfg.Filters.MaxFileBytes},
-		Skills:     cmp.Or[fs.FS](s.skillsFS, os.DirFS(e.dir)),
+		Skills:     cmp.Or[fs.FS](s.skillsFS, os.DirFS(cmp.Or(e.root, e.dir))),
 		SkillNames: s.skills, Configured: configured,
 		Routes: func() ([]execution.Route, error) { return buildRoutes(cfg, e.getenv, !s.dryRun) },
 		Policy: cfg.policy(), Logger: logger, Thresholds: th,
@@ -172,6 +181,11 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.
 	var ue *usageError
 	if err != nil && !errors.As(err, &ue) {
 		err = &usageError{err}
+	}
+	if job != nil {
+		for _, p := range job.SkillProblems {
+			fmt.Fprintf(e.stderr, "warden: warning: skill not used, not loaded: %s\n", oneLine(p.Error()))
+		}
 	}
 	return job, err
 }

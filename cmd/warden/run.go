@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/org/warden/internal/gitrepo"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
@@ -48,20 +49,14 @@ type env struct {
 	stderr io.Writer
 	getenv func(string) string
 	dir    string // the working directory (-C)
+	// root is the repository's top level (git rev-parse --show-toplevel)
+	// when dir is inside a git checkout, else dir: warden.toml and the
+	// skills are found there, whatever the working directory.
+	root string
+	// configFile is the configuration file loadConfigFlag read ("" for
+	// none), for -v.
+	configFile string
 }
-
-const usage = `usage: warden [-C DIR] <command> [flags]
-
-commands:
-  review     review a change (the default outside GitHub Actions)
-  action     the GitHub Action entry point (the default when GITHUB_ACTIONS=true)
-  probe      health-check every configured route: one tiny real request each
-             (--config FILE, --format text|json); exits 1 if one is unhealthy
-  skills     list or validate review skills: warden skills list|validate [DIR]
-  version    print the version
-
-Run 'warden <command> -h' for a command's flags.
-`
 
 // run is warden's main, with the process passed in. It returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -82,6 +77,9 @@ func dispatch(ctx context.Context, e *env, args []string) (int, error) {
 	} else if len(args) >= 1 && strings.HasPrefix(args[0], "-C=") {
 		e.dir, args = strings.TrimPrefix(args[0], "-C="), args[1:]
 	}
+	if len(args) == 1 && (args[0] == "-C" || args[0] == "-C=") {
+		return exitUsage, &usageError{&commandError{err: errors.New("-C needs a directory: warden -C DIR COMMAND")}}
+	}
 	if e.dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -91,13 +89,49 @@ func dispatch(ctx context.Context, e *env, args []string) (int, error) {
 	} else if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
 		return exitUsage, fmt.Errorf("-C %s: not a directory", e.dir)
 	}
-	cmd := "review"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
-	} else if e.getenv("GITHUB_ACTIONS") == "true" {
-		cmd = "action"
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help", "help":
+			if args[0] == "help" && len(args) > 1 {
+				name := args[1]
+				if wantsHelp(args[1:2]) {
+					name = "help"
+				}
+				c, ok := lookupCommand(name)
+				if !ok {
+					return exitUsage, &usageError{&commandError{err: fmt.Errorf("help: unknown command %q", args[1])}}
+				}
+				writeCommandHelp(e.stdout, c)
+				return exitOK, nil
+			}
+			writeCommandList(e.stdout)
+			return exitOK, nil
+		case "--version", "-version":
+			fmt.Fprintf(e.stdout, "warden %s\n", version)
+			return exitOK, nil
+		}
 	}
-	switch cmd {
+	e.root = topLevel(ctx, e.dir)
+	name := "review"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	} else if e.getenv("GITHUB_ACTIONS") == "true" {
+		name = "action"
+	}
+	c, ok := lookupCommand(name)
+	if !ok {
+		return exitUsage, &usageError{&commandError{err: fmt.Errorf("unknown command %q", name)}}
+	}
+	if wantsHelp(args) {
+		writeCommandHelp(e.stdout, c)
+		return exitOK, nil
+	}
+	if c.parse != nil {
+		if err := c.parse(args); err != nil {
+			return exitUsage, &usageError{&commandError{cmd: name, err: err}}
+		}
+	}
+	switch name {
 	case "review":
 		return exitCode(runReview(ctx, e, args))
 	case "probe":
@@ -107,14 +141,8 @@ func dispatch(ctx context.Context, e *env, args []string) (int, error) {
 	case "version":
 		fmt.Fprintf(e.stdout, "warden %s\n", version)
 		return exitOK, nil
-	case "action":
+	default: // "action"
 		return exitCode(runAction(ctx, e, args))
-	case "help", "-h", "--help":
-		fmt.Fprint(e.stdout, usage)
-		return exitOK, nil
-	default:
-		fmt.Fprint(e.stderr, usage)
-		return exitUsage, fmt.Errorf("unknown command %q", cmd)
 	}
 }
 
@@ -164,6 +192,16 @@ func reviewExit(r *review.Report, failOn review.Severity) int {
 	default:
 		return exitIncomplete
 	}
+}
+
+// topLevel is the top level of the git checkout dir is in, or dir when it
+// is in none (or git is missing).
+func topLevel(ctx context.Context, dir string) string {
+	out, err := gitrepo.Output(ctx, dir, "rev-parse", "--show-toplevel")
+	if top := strings.TrimSpace(string(out)); err == nil && top != "" {
+		return top
+	}
+	return dir
 }
 
 // oneLine folds a message onto one line (report.OneLine, the one folding).

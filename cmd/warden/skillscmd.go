@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -13,29 +14,18 @@ import (
 
 // runSkills is `warden skills list|validate [DIR]`.
 func runSkills(e *env, args []string) error {
-	if len(args) == 0 {
-		return usagef("skills: want a subcommand: list or validate")
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("warden skills "+sub, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
+	sub, arg, err := parseSkillsArgs(args)
+	if err != nil {
 		return &usageError{err}
 	}
-	if fs.NArg() > 1 {
-		return usagef("skills %s: want at most one directory, got %d arguments", sub, fs.NArg())
-	}
-	dir := e.dir
-	if fs.NArg() == 1 {
-		dir = fs.Arg(0)
+	dir := e.root
+	if arg != "" {
+		dir = arg
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(e.dir, dir)
 		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return usagef("skills %s: %s is not a directory", sub, fs.Arg(0))
+			return usagef("skills %s: %s is not a directory", sub, arg)
 		}
 	}
 	switch sub {
@@ -64,7 +54,26 @@ func runSkills(e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "%d skill(s) valid\n", len(found))
 		return nil
-	default:
-		return usagef("skills: unknown subcommand %q (want list or validate)", sub)
 	}
+	return nil
+}
+
+// parseSkillsArgs reads `warden skills SUB [DIR]`.
+func parseSkillsArgs(args []string) (sub, dir string, err error) {
+	if len(args) == 0 {
+		return "", "", errors.New("skills: want a subcommand: list or validate")
+	}
+	sub, args = args[0], args[1:]
+	if sub != "list" && sub != "validate" {
+		return "", "", fmt.Errorf("skills: unknown subcommand %q (want list or validate)", sub)
+	}
+	fs := flag.NewFlagSet("warden skills "+sub, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return "", "", fmt.Errorf("skills %s: %w", sub, err)
+	}
+	if fs.NArg() > 1 {
+		return "", "", fmt.Errorf("skills %s: want at most one directory, got %d arguments", sub, fs.NArg())
+	}
+	return sub, fs.Arg(0), nil
 }

@@ -76,7 +76,7 @@ func WriteAnnotations(w io.Writer, findings []review.Finding, reportOn review.Se
 
 func workflowCommand(kind string, f review.Finding) *githubactions.Command {
 	props := githubactions.CommandProperties{
-		"title": clipBytes(fmt.Sprintf("[%s] %s", f.Severity, report.OneLine(report.Defang(f.Title, ""))), maxAnnotationTitle, "…"),
+		"title": clipBytes(fmt.Sprintf("[%s] %s", f.Severity, report.OneLine(report.Defang(f.Title, "")))+approximate(f), maxAnnotationTitle, "…"),
 	}
 	if p := normPath(f.Path); p != "" {
 		props["file"] = p

@@ -166,7 +166,7 @@ func annotations(fs []review.Finding, repoURL string) []*gh.CheckRunAnnotation {
 		if start == 0 {
 			start, end = 1, 1 // a finding about the whole file
 		}
-		title := clipBytes(fmt.Sprintf("[%s] %s", f.Severity, report.OneLine(report.Defang(f.Title, repoURL))), maxAnnotationTitle, "…")
+		title := clipBytes(fmt.Sprintf("[%s] %s", f.Severity, report.OneLine(report.Defang(f.Title, repoURL)))+approximate(f), maxAnnotationTitle, "…")
 		msg := report.Defang(f.Description, repoURL)
 		if msg == "" {
 			msg = report.OneLine(report.Defang(f.Title, repoURL))
@@ -216,4 +216,13 @@ func clipText(s string, n int, note string) string {
 		cut = clipBytes(cut, max(0, len(cut)-64), "")
 	}
 	return closeFences(cut) + note
+}
+
+// approximate is " (approximate lines)" for a finding whose lines were
+// guessed (review.Finding.Clamped), else "".
+func approximate(f review.Finding) string {
+	if f.Clamped {
+		return " (" + report.ApproximateLines + ")"
+	}
+	return ""
 }

@@ -151,7 +151,7 @@ func Title(r *review.Report, cancelled bool) string {
 	case r.Complete():
 		switch {
 		case len(r.Findings) > 0:
-			return clipTitle("Complete: " + findingsTitle(r.Findings) + fb)
+			return clipTitle("Complete: " + findingsTitle(r) + fb)
 		case c.planned == 0:
 			return "Complete: nothing needed review"
 		default:
@@ -178,17 +178,25 @@ func Title(r *review.Report, cancelled bool) string {
 		}
 	}
 	if len(r.Findings) > 0 {
-		s += "; " + findingsTitle(r.Findings)
+		s += "; " + findingsTitle(r)
 	}
 	return clipTitle(s + fb)
 }
 
 // findingsTitle is "1 finding", "3 findings, 1 high" or "5 findings, 1
-// critical, 2 high".
-func findingsTitle(fs []review.Finding) string {
-	s := strconv.Itoa(len(fs)) + " finding"
-	if len(fs) != 1 {
+// critical, 2 high"; when the review left findings out of the report
+// (max_findings, report_on, the answer cap), found and shown: "488
+// findings, 50 shown, 50 high".
+func findingsTitle(r *review.Report) string {
+	fs := r.Findings
+	d := r.Summary.FindingsDropped
+	found := len(fs) + d.MaxFindings + d.BelowReportOn + d.AnswerCap
+	s := strconv.Itoa(found) + " finding"
+	if found != 1 {
 		s += "s"
+	}
+	if found > len(fs) {
+		s += ", " + strconv.Itoa(len(fs)) + " shown"
 	}
 	var crit, high int
 	for _, f := range fs {

@@ -412,10 +412,17 @@ func within(ranges []LineRange, start, end int) bool {
 // description, a suggestion block when the comment covers exactly the
 // finding's lines, and the hidden fingerprint marker. Model text is
 // neutralized; the suggestion sits in a fence it cannot close.
+//
+// A finding whose lines were guessed (Clamped) says so, and its suggestion
+// is never an applicable block: it might replace the wrong lines.
 func commentBody(f review.Finding, exact bool, repoURL string) string {
 	head := fmt.Sprintf("**[%s] %s**", f.Severity, report.Neutralize(report.OneLine(f.Title), repoURL))
 	if f.Skill != "" {
 		head += " · " + report.InlineCode(report.OneLine(f.Skill))
+	}
+	if f.Clamped {
+		exact = false
+		head += "\n\n_Approximate lines: the model named lines outside the reviewed change, so this comment sits on the nearest reviewed lines._"
 	}
 	var tail strings.Builder
 	start, end := lines(f)

@@ -34,9 +34,11 @@ var allowed = map[string][]string{
 	"cmd/warden": {
 		module + "/action", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
 		module + "/skills", module + "/execution", module + "/execution/openai", module + "/telemetry",
-		module + "/internal/gitrepo",
+		module + "/internal/gitrepo", module + "/eval",
 		"github.com/sethvargo/go-githubactions", "github.com/pelletier/go-toml/v2", "golang.org/x/term",
 	},
+	"eval":                 {module + "/review", module + "/hunks", module + "/skills", module + "/execution", "github.com/pelletier/go-toml/v2"},
+	"internal/evalmodel":   {module + "/internal/fakeopenai"},
 	"internal/gitrepo":     {},
 	"internal/testgit":     {},
 	"internal/fakegithub":  {"github.com/getkin/kin-openapi"},

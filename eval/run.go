@@ -160,7 +160,9 @@ func runCase(ctx context.Context, c *Case, sk *skills.Skill, rt execution.Route,
 	if err != nil {
 		return err
 	}
-	ro := review.Options{Skills: []*skills.Skill{sk}, MaxTokens: opts.MaxTokens, ReportOn: review.SeverityInfo}
+	// No report_on and no max_findings: every finding the model reported
+	// is scored.
+	ro := review.Options{Skills: []*skills.Skill{sk}, MaxTokens: opts.MaxTokens}
 	plan, err := review.NewPlan(hp, eng, ro)
 	if err != nil {
 		return fmt.Errorf("case %s: %w", c.Name, err)

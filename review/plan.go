@@ -25,6 +25,11 @@ type Options struct {
 	// finding with its skill. The report still has one item per skill and
 	// chunk.
 	BatchSkills bool
+	// Verify asks for the optional verification pass (verify.go); "" is
+	// off. VerifyRoute names the route it runs on; "": the review's
+	// routes, in their order.
+	Verify      VerifyMode
+	VerifyRoute string
 	// Progress, when set, is called after each request ends (one per item,
 	// or one per batch with BatchSkills); calls are serialized.
 	Progress func(done, total int)

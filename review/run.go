@@ -43,6 +43,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 	r := newReport(p, eng, opts)
 	idx := indexRoutes(eng)
 	var findings []Finding
+	var from []int // the work item of each finding, for verification
 	var dropped FindingsDropped
 	var batch *batchAnswer
 	for i, wi := range p.Items {
@@ -56,7 +57,9 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 			if first && size > 1 {
 				batch = readBatch(p, i, size, res, &dropped)
 			}
-			findings = append(findings, idx.answer(it, &p.Items[i], res, size, batch, &dropped)...)
+			got := idx.answer(it, &p.Items[i], res, size, batch, &dropped)
+			findings = append(findings, got...)
+			from = append(from, slices.Repeat([]int{i}, len(got))...)
 		case execution.StatusFailed:
 			it.Status, it.Reason = StatusFailed, failureReason(res)
 			if it.Reason != res.Class.String() && it.Reason != ReasonPromptTruncated && res.Class != execution.ClassRejected {
@@ -72,6 +75,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 			it.Status, it.Reason = StatusSkipped, res.Reason
 		}
 	}
+	findings = verifyFindings(ctx, start, p, eng, opts, r, findings, from, &dropped)
 	r.Findings = selectFindings(findings, opts.ReportOn, opts.MaxFindings, &dropped)
 	r.Summary = summarize(r.Items, len(r.Findings))
 	r.Summary.FindingsDropped = dropped
@@ -251,19 +255,24 @@ func acceptBatch(resp *execution.Response) error {
 	return nil
 }
 
-// Decide applies the outcome rules of DESIGN.md §4 to finished items.
+// Decide applies the outcome rules of DESIGN.md §4 to finished items. An
+// item with findings left not verified under [review] verify = "required"
+// (Item.Unverified) keeps a review from being complete.
 func Decide(items []Item) Outcome {
-	reviewed, failed := 0, 0
+	reviewed, failed, unverified := 0, 0, 0
 	for _, it := range items {
 		switch it.Status {
 		case StatusReviewed:
 			reviewed++
+			if it.Unverified > 0 {
+				unverified++
+			}
 		case StatusFailed:
 			failed++
 		}
 	}
 	switch {
-	case reviewed == len(items):
+	case reviewed == len(items) && unverified == 0:
 		return OutcomeComplete
 	case reviewed == 0 && failed > 0:
 		return OutcomeProviderUnavailable

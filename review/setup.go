@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"slices"
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
@@ -32,6 +33,10 @@ type Setup struct {
 	MaxTokens   int
 	BatchSkills bool
 	Change      Change
+	// Verify and VerifyRoute configure the optional verification pass
+	// (Options.Verify); VerifyRoute must name one of the routes.
+	Verify      VerifyMode
+	VerifyRoute string
 }
 
 // SkillSetting is one [[skills]] entry: a skill's name and, when set, the
@@ -82,7 +87,11 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 	if err != nil {
 		return nil, err
 	}
+	if s.VerifyRoute != "" && !slices.ContainsFunc(routes, func(r execution.Route) bool { return r.Name == s.VerifyRoute }) {
+		return nil, fmt.Errorf("review.verify_route: no route named %q", s.VerifyRoute)
+	}
 	opts := Options{
+		Verify: s.Verify, VerifyRoute: s.VerifyRoute,
 		Skills: chosen, Change: s.Change, MaxTokens: s.MaxTokens, BatchSkills: s.BatchSkills,
 		FailOn: s.Thresholds.FailOn, ReportOn: s.Thresholds.ReportOn, MaxFindings: s.Thresholds.MaxFindings,
 	}

@@ -83,6 +83,9 @@ type reviewConfig struct {
 	// name with two meanings in one table would be a trap.
 	MaxCostUSD     float64 `toml:"max_cost_usd"`
 	MaxTotalTokens int     `toml:"max_total_tokens"`
+	// Verify and VerifyRoute: the optional verification pass (verify.go).
+	Verify      string `toml:"verify"`
+	VerifyRoute string `toml:"verify_route"`
 }
 
 type retryConfig struct {
@@ -291,6 +294,9 @@ func (c *fileConfig) check(file string) error {
 		return err
 	}
 	if err := c.checkRoutes(bad); err != nil {
+		return err
+	}
+	if err := c.checkVerify(bad); err != nil {
 		return err
 	}
 	return c.checkGlobsAndThresholds(bad)

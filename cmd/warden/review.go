@@ -177,6 +177,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.
 		Routes: func() ([]execution.Route, error) { return buildRoutes(cfg, e.getenv, !s.dryRun) },
 		Policy: cfg.policy(), Logger: logger, Thresholds: th,
 		MaxTokens: cfg.Review.MaxTokens, BatchSkills: cfg.Review.BatchSkills, Change: s.change,
+		Verify: cfg.verifyMode(), VerifyRoute: cfg.Review.VerifyRoute,
 	})
 	var ue *usageError
 	if err != nil && !errors.As(err, &ue) {

@@ -65,7 +65,12 @@ func corpus(t *testing.T) []*eval.Case {
 
 func runEval(t *testing.T, sks []*skills.Skill, rt execution.Route, tape *eval.Tape) *eval.Result {
 	t.Helper()
-	res, err := eval.Run(context.Background(), corpus(t), eval.Options{Skills: sks, Routes: []execution.Route{rt}, Policy: execution.DefaultPolicy(), Tape: tape})
+	return runEvalVerify(t, sks, rt, tape, review.VerifyOff)
+}
+
+func runEvalVerify(t *testing.T, sks []*skills.Skill, rt execution.Route, tape *eval.Tape, verify review.VerifyMode) *eval.Result {
+	t.Helper()
+	res, err := eval.Run(context.Background(), corpus(t), eval.Options{Skills: sks, Routes: []execution.Route{rt}, Policy: execution.DefaultPolicy(), Tape: tape, Verify: verify})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,5 +190,32 @@ func TestRecordThenReplay(t *testing.T) {
 	}
 	if c := eval.Compare(replayed, empty, eval.DefaultThresholds); len(c.Regressions) == 0 {
 		t.Errorf("an unanswered run does not regress against its baseline")
+	}
+}
+
+// TestReplayedVerification records the broken skill (a finding on every
+// line) with verification on, against the scripted reviewer that rejects
+// every finding not on a loop bound, and replays it with no model: the
+// verification answers come from the recording too, the rejected findings
+// are counted and not scored, and the replay matches the recording.
+func TestReplayedVerification(t *testing.T) {
+	t.Parallel()
+	rec := t.TempDir()
+	broken := skillsOf(t, filepath.Join(shipped, "broken"))
+	live := runEvalVerify(t, broken, scriptedRoute(t), eval.NewTape(eval.ModeRecorded, rec, evalmodel.Producer), review.VerifyRequired)
+	replayed := runEvalVerify(t, broken, replayRoute(), eval.NewTape(eval.ModeReplayed, rec, ""), review.VerifyRequired)
+	s := replayed.Scores[0]
+	if s.Failed != 0 {
+		t.Fatalf("replay with verification: %d items failed (%d misses)", s.Failed, s.Misses)
+	}
+	// 21 findings on every added line; the verifier keeps the three on a
+	// loop bound (two true, one false alarm on the clean rename).
+	if s.Findings != 3 || s.Rejected != 18 || s.Matched != 2 || s.CleanFindings != 1 {
+		t.Errorf("verified broken skill: %d findings, %d rejected, %d matched, %d on clean cases; want 3, 18, 2, 1", s.Findings, s.Rejected, s.Matched, s.CleanFindings)
+	}
+	ls := live.Scores[0]
+	ls.PerCase, s.PerCase = nil, nil
+	if diff := cmp.Diff(ls, s); diff != "" {
+		t.Errorf("replay differs from its recording (-live +replay):\n%s", diff)
 	}
 }

@@ -85,6 +85,9 @@ func WriteText(w io.Writer, r *Result, c *Comparison) error {
 		ew.printf("\n  recall %s (%d/%d)  precision %s (%d/%d)  localisation %s (%d/%d)  noise %s per 100 clean lines (%d in %d)  clean-region hits %d\n",
 			pct(s.Recall), s.Detected, s.Known, pct(s.Precision), s.Matched, s.Findings, pct(s.Localisation), s.Localised, s.Detected,
 			per100(s.NoisePer100), s.CleanFindings, s.CleanChanged, s.CleanRegionHits)
+		if s.Rejected > 0 {
+			ew.printf("  the verifier rejected %d findings (not scored)\n", s.Rejected)
+		}
 		ew.printf("  tokens %d in, %d out  cost $%.4f  model time %.1fs\n", s.PromptTokens, s.CompletionTokens, s.CostUSD, float64(s.ModelTimeMS)/1000)
 		for _, pc := range s.PerCase {
 			for _, k := range pc.Missed {

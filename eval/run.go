@@ -31,6 +31,10 @@ type Options struct {
 	MaxTokens int   // per answer; 0: review's default
 	Tape      *Tape // where answers come from and go; nil: live, not recorded
 	Logger    *slog.Logger
+	// Verify runs review's verification pass on each case (its answers are
+	// recorded and replayed like the primary ones); rejected findings are
+	// not scored, and counted in Score.Rejected.
+	Verify review.VerifyMode
 }
 
 // Result is the outcome of an eval run: a score per skill and route.
@@ -76,8 +80,9 @@ type Score struct {
 	Known     int `json:"known"`     // known findings
 	Detected  int `json:"detected"`  // known findings some finding is within Slack lines of
 	Localised int `json:"localised"` // known findings some finding overlaps
-	Findings  int `json:"findings"`  // findings reported
-	Matched   int `json:"matched"`   // findings within Slack lines of a known finding
+	Findings  int `json:"findings"`  // findings reported (after verification, when on)
+	Rejected  int `json:"rejected_by_verifier,omitempty"`
+	Matched   int `json:"matched"` // findings within Slack lines of a known finding
 	// CleanFindings are the findings on clean cases, CleanChanged those
 	// cases' added lines; CleanRegionHits the findings that overlap a
 	// region where nothing should be found, on any case.
@@ -162,7 +167,7 @@ func runCase(ctx context.Context, c *Case, sk *skills.Skill, rt execution.Route,
 	}
 	// No report_on and no max_findings: every finding the model reported
 	// is scored.
-	ro := review.Options{Skills: []*skills.Skill{sk}, MaxTokens: opts.MaxTokens}
+	ro := review.Options{Skills: []*skills.Skill{sk}, MaxTokens: opts.MaxTokens, Verify: opts.Verify}
 	plan, err := review.NewPlan(hp, eng, ro)
 	if err != nil {
 		return fmt.Errorf("case %s: %w", c.Name, err)
@@ -186,6 +191,17 @@ func runCase(ctx context.Context, c *Case, sk *skills.Skill, rt execution.Route,
 	s.CompletionTokens += rep.Usage.CompletionTokens
 	s.CostUSD += rep.Usage.CostUSD
 	s.ModelTimeMS += modelMS
+	if v := rep.Verification; v != nil {
+		s.Rejected += v.Rejected
+		if opts.Verify == review.VerifyRequired {
+			for _, it := range rep.Items {
+				if it.Status == review.StatusReviewed && it.Unverified > 0 {
+					cs.Failed++ // required verification missing: not a complete score
+					s.Failed++
+				}
+			}
+		}
+	}
 
 	cs.Findings = len(rep.Findings)
 	for _, f := range rep.Findings {

@@ -9,7 +9,9 @@
 // It flags added lines that look like an off-by-one loop bound
 // ("<= len(", "len(x) + 1"); asked by a skill whose instructions say
 // "every line" (the deliberately broken skill of the tests), it flags
-// every added line.
+// every added line. Asked to verify findings (review's verification
+// request), it confirms those on a line that looks like such a bound and
+// rejects the others.
 //
 // It imports internal/fakeopenai only, and only tests may use it.
 package evalmodel
@@ -31,7 +33,36 @@ var (
 	offByOne  = regexp.MustCompile(`<=\s*len\(|len\(\w+\)\s*\+\s*1`)
 	linesRE   = regexp.MustCompile(`The lines you may report on are (\d+) to (\d+)`)
 	everyLine = "every line"
+	toCheckRE = regexp.MustCompile(`(?m)^\[(\d+)\] lines (\d+)-(\d+)`)
 )
+
+// verify answers a verification request.
+func verify(prompt string) fakeopenai.Answer {
+	text := map[int]string{}
+	for _, m := range addedRE.FindAllStringSubmatch(prompt, -1) {
+		n, _ := strconv.Atoi(m[1])
+		text[n] = m[2]
+	}
+	type verdict struct {
+		ID      int    `json:"id"`
+		Verdict string `json:"verdict"`
+		Reason  string `json:"reason"`
+	}
+	out := struct {
+		Verdicts []verdict `json:"verdicts"`
+	}{Verdicts: []verdict{}}
+	for _, m := range toCheckRE.FindAllStringSubmatch(prompt, -1) {
+		id, _ := strconv.Atoi(m[1])
+		line, _ := strconv.Atoi(m[2])
+		v := verdict{ID: id, Verdict: "reject", Reason: "the line has no loop bound past the end"}
+		if offByOne.MatchString(text[line]) {
+			v.Verdict, v.Reason = "confirm", "the bound includes len(...)"
+		}
+		out.Verdicts = append(out.Verdicts, v)
+	}
+	b, _ := json.Marshal(out)
+	return fakeopenai.Answer{Content: string(b)}
+}
 
 // New returns the scripted endpoint.
 func New() *fakeopenai.Script {
@@ -59,6 +90,9 @@ func Answer(req fakeopenai.Request) fakeopenai.Answer {
 	if m := linesRE.FindStringSubmatch(prompt); m != nil {
 		lo, _ = strconv.Atoi(m[1])
 		hi, _ = strconv.Atoi(m[2])
+	}
+	if strings.HasPrefix(system, "You are warden's verifier") {
+		return verify(prompt)
 	}
 	all := strings.Contains(system, everyLine)
 	out := struct {

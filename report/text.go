@@ -285,4 +285,5 @@ func textPlan(buf *bytes.Buffer, r *review.Report, p palette) {
 			cell(textLoc(it.Path, it.StartLine, it.EndLine)), fmtTimeout(it.TimeoutEffectiveMS), cell(it.Why))
 	}
 	tw.Flush()
+	textContext(buf, r)
 }

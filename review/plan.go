@@ -6,6 +6,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/related"
 	"github.com/org/warden/skills"
 )
 
@@ -30,6 +31,11 @@ type Options struct {
 	// routes, in their order.
 	Verify      VerifyMode
 	VerifyRoute string
+	// Context, when set, adds context beyond the hunk to each chunk's
+	// request (related.Gather: the whole small file, else the enclosing
+	// declaration and the declarations the changed lines use), under its
+	// budget in characters.
+	Context *related.Options
 	// Progress, when set, is called after each request ends (one per item,
 	// or one per batch with BatchSkills); calls are serialized.
 	Progress func(done, total int)
@@ -44,6 +50,9 @@ type WorkItem struct {
 	Request          *execution.Request
 	TimeoutBase      time.Duration // on the first route
 	TimeoutEffective time.Duration // the adaptive deadline on the first route
+	// Context is what the request carries beyond the hunk (Options.Context);
+	// nil when off.
+	Context *related.Context
 }
 
 // Plan is what a review will do: the work items in priority order, and
@@ -77,6 +86,17 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	}
 	first := eng.Routes()[0]
 	pr := newPrompts(opts.Change, maxTokens)
+	contexts := map[*hunks.Chunk]*related.Context{}
+	if opts.Context != nil {
+		pr.contextOf = func(c *hunks.Chunk) *related.Context {
+			if cx, ok := contexts[c]; ok {
+				return cx
+			}
+			cx := related.Gather(c, *opts.Context)
+			contexts[c] = cx
+			return cx
+		}
+	}
 	p := &Plan{}
 	for _, ig := range hp.Ignored {
 		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason})
@@ -111,7 +131,7 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 				return nil, fmt.Errorf("plan %s on %s: %w", group[0].Name, c.Path, err)
 			}
 			for _, sk := range group {
-				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff})
+				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff, Context: contexts[c]})
 			}
 		}
 	}

@@ -139,6 +139,11 @@ type Item struct {
 	// [review] verify = "required": such an item makes the review partial
 	// (Decide).
 	Unverified int `json:"unverified,omitempty"`
+	// Context says what the item's request carries beyond the hunk
+	// ([review] context), ContextChars how many characters; omitted when
+	// context is off.
+	Context      string `json:"context,omitempty"`
+	ContextChars int    `json:"context_chars,omitempty"`
 }
 
 // Ignored is a path that was not reviewed, and why.

@@ -348,6 +348,9 @@ func newReport(p *Plan, eng *execution.Engine, opts Options) *Report {
 			Why:       wi.Chunk.Why,
 			Attempts:  []Attempt{},
 		}
+		if wi.Context != nil {
+			r.Items[i].Context, r.Items[i].ContextChars = wi.Context.Describe(), wi.Context.Chars
+		}
 	}
 	return r
 }

@@ -86,6 +86,9 @@ type reviewConfig struct {
 	// Verify and VerifyRoute: the optional verification pass (verify.go).
 	Verify      string `toml:"verify"`
 	VerifyRoute string `toml:"verify_route"`
+	// Context and ContextChars: context beyond the hunk (verify.go).
+	Context      string `toml:"context"`
+	ContextChars int    `toml:"context_chars"`
 }
 
 type retryConfig struct {

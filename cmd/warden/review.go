@@ -178,6 +178,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.
 		Policy: cfg.policy(), Logger: logger, Thresholds: th,
 		MaxTokens: cfg.Review.MaxTokens, BatchSkills: cfg.Review.BatchSkills, Change: s.change,
 		Verify: cfg.verifyMode(), VerifyRoute: cfg.Review.VerifyRoute,
+		Context: cfg.context(os.DirFS(cmp.Or(e.root, e.dir))),
 	})
 	var ue *usageError
 	if err != nil && !errors.As(err, &ue) {

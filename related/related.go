@@ -1,0 +1,210 @@
+package related
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/org/warden/hunks"
+)
+
+// Bounds of the search.
+const (
+	// DefaultMaxChars is the context budget when Options.MaxChars is 0:
+	// about 1,500 tokens, a small part of a request's deadline.
+	DefaultMaxChars = 6000
+	// WholeFileChars: a file at most this long (and within the budget) is
+	// given whole.
+	WholeFileChars = 4000
+	// MaxIndexFiles and MaxIndexBytes bound the files read to find
+	// declarations: per directory, and per file.
+	MaxIndexFiles = 64
+	MaxIndexBytes = 256 << 10
+	// MaxBlockLines caps one lexical definition's block.
+	MaxBlockLines = 60
+)
+
+// Options configure the search.
+type Options struct {
+	// Source reads a changed file's new side (the chunk's file).
+	Source func(path string) ([]byte, error)
+	// Repo is the repository at the reviewed revision, for the other
+	// files; nil: the chunk's own file only.
+	Repo fs.FS
+	// MaxChars is the budget of all parts' text; 0: DefaultMaxChars.
+	MaxChars int
+}
+
+// Kind is what a part is.
+type Kind string
+
+// The kinds of part.
+const (
+	WholeFile   Kind = "file"        // the chunk's whole file
+	Enclosing   Kind = "enclosing"   // the declaration around the chunk
+	Declaration Kind = "declaration" // of an identifier the changed lines use
+)
+
+// Part is one piece of context.
+type Part struct {
+	Kind      Kind   `json:"kind"`
+	Path      string `json:"path"`
+	Name      string `json:"name,omitempty"`
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Text      string `json:"-"`
+	Chars     int    `json:"chars"`
+}
+
+// Context is what Gather found for one chunk.
+type Context struct {
+	Parts []Part
+	Chars int // of every part's text
+	// Omitted names what was found but did not fit the budget.
+	Omitted []string
+}
+
+// Describe says in one line what the context includes, for the prompt and
+// the dry run: "the whole file (18 lines); Sum (stats/sum.go:4-10)".
+func (c *Context) Describe() string {
+	if c == nil || len(c.Parts)+len(c.Omitted) == 0 {
+		return "none beyond the lines shown"
+	}
+	var out []string
+	for _, p := range c.Parts {
+		switch p.Kind {
+		case WholeFile:
+			out = append(out, fmt.Sprintf("the whole file %s (%d lines)", p.Path, p.EndLine))
+		case Enclosing:
+			out = append(out, fmt.Sprintf("the enclosing declaration %s (%s:%d-%d)", p.Name, p.Path, p.StartLine, p.EndLine))
+		default:
+			out = append(out, fmt.Sprintf("the declaration of %s (%s:%d-%d)", p.Name, p.Path, p.StartLine, p.EndLine))
+		}
+	}
+	if len(c.Omitted) > 0 {
+		out = append(out, "over the budget, left out: "+strings.Join(c.Omitted, ", "))
+	}
+	return strings.Join(out, "; ")
+}
+
+// Gather finds the context of chunk c under opts' budget. It never fails:
+// what cannot be read or parsed is left out.
+func Gather(c *hunks.Chunk, opts Options) *Context {
+	budget := cmp.Or(opts.MaxChars, DefaultMaxChars)
+	out := &Context{}
+	if opts.Source == nil {
+		return out
+	}
+	src, err := opts.Source(c.Path)
+	if err != nil || len(src) == 0 {
+		return out
+	}
+	changed := changedLines(c)
+	var found []Part
+	if len(src) <= min(WholeFileChars, budget) {
+		found = append(found, Part{Kind: WholeFile, Path: c.Path, StartLine: 1, EndLine: lineCount(src), Text: string(src)})
+	}
+	if strings.HasSuffix(c.Path, ".go") {
+		found = append(found, goParts(c, src, changed, opts.Repo, len(found) > 0)...)
+	} else {
+		found = append(found, lexParts(c, src, changed, opts.Repo, len(found) > 0)...)
+	}
+	seen := map[string]bool{}
+	for _, p := range found {
+		key := fmt.Sprintf("%s:%d-%d", p.Path, p.StartLine, p.EndLine)
+		if seen[key] || covered(out.Parts, p) || (p.Path == c.Path && p.StartLine >= c.StartLine-len(c.Before) && p.EndLine <= c.EndLine+len(c.After)) {
+			continue // already there, or already shown around the chunk
+		}
+		seen[key] = true
+		p.Chars = len(p.Text)
+		if out.Chars+p.Chars > budget {
+			out.Omitted = append(out.Omitted, cmp.Or(p.Name, p.Path))
+			continue
+		}
+		out.Chars += p.Chars
+		out.Parts = append(out.Parts, p)
+	}
+	return out
+}
+
+// lineCount is the number of lines of src (a last line without a newline
+// counts).
+func lineCount(src []byte) int {
+	n := bytes.Count(src, []byte("\n"))
+	if len(src) > 0 && src[len(src)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// covered reports whether p lies inside a part already taken.
+func covered(parts []Part, p Part) bool {
+	return slices.ContainsFunc(parts, func(q Part) bool {
+		return q.Path == p.Path && q.StartLine <= p.StartLine && q.EndLine >= p.EndLine
+	})
+}
+
+// changedLines are the new-side numbers of the chunk's added lines, and
+// their text.
+func changedLines(c *hunks.Chunk) map[int]string {
+	m := map[int]string{}
+	for _, l := range c.Lines {
+		if l.Op == hunks.Add {
+			m[l.NewLine] = l.Text
+		}
+	}
+	return m
+}
+
+// lines returns src's lines from..to (1-based, inclusive) joined.
+func lines(src []byte, from, to int) string {
+	ls := strings.Split(string(src), "\n")
+	from, to = max(from, 1), min(to, len(ls))
+	if from > to {
+		return ""
+	}
+	return strings.Join(ls[from-1:to], "\n") + "\n"
+}
+
+// file is one file read for the index.
+type file struct {
+	path string
+	data []byte
+}
+
+// siblings are the files of dir (in repo) with extension ext, other than
+// skip, in name order, bounded by MaxIndexFiles and MaxIndexBytes.
+func siblings(repo fs.FS, dir, ext, skip string, keep func(name string) bool) []file {
+	var out []file
+	if repo == nil {
+		return out
+	}
+	entries, err := fs.ReadDir(repo, cmp.Or(dir, "."))
+	if err != nil {
+		return out
+	}
+	n := 0
+	for _, e := range entries {
+		p := path.Join(dir, e.Name())
+		if e.IsDir() || path.Ext(e.Name()) != ext || p == skip || (keep != nil && !keep(e.Name())) {
+			continue
+		}
+		if n++; n > MaxIndexFiles {
+			break
+		}
+		if info, err := e.Info(); err != nil || info.Size() > MaxIndexBytes {
+			continue
+		}
+		if b, err := fs.ReadFile(repo, p); err == nil {
+			out = append(out, file{p, b})
+		}
+	}
+	return out
+}
+
+var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)

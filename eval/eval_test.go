@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,6 +18,7 @@ import (
 	"github.com/org/warden/execution/openai"
 	"github.com/org/warden/internal/evalmodel"
 	"github.com/org/warden/internal/fakeopenai"
+	"github.com/org/warden/related"
 	"github.com/org/warden/review"
 	"github.com/org/warden/skills"
 )
@@ -217,5 +219,44 @@ func TestReplayedVerification(t *testing.T) {
 	ls.PerCase, s.PerCase = nil, nil
 	if diff := cmp.Diff(ls, s); diff != "" {
 		t.Errorf("replay differs from its recording (-live +replay):\n%s", diff)
+	}
+}
+
+// TestContextFromTheCase: with context on, each request carries context
+// found in the case's own files (here, the whole small file), and the
+// scores are unchanged for the scripted reviewer, which reads only the
+// changed lines.
+func TestContextFromTheCase(t *testing.T) {
+	t.Parallel()
+	script := evalmodel.New()
+	var mu sync.Mutex
+	var prompts []string
+	script.Default = func(req fakeopenai.Request) fakeopenai.Answer {
+		mu.Lock()
+		prompts = append(prompts, req.Prompt())
+		mu.Unlock()
+		return evalmodel.Answer(req)
+	}
+	p, err := openai.New(openai.Config{BaseURL: "http://scripted.invalid/v1", HTTPClient: &http.Client{Transport: fakeopenai.Transport{Handler: script}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := execution.Route{Name: routeName, Model: modelName, Provider: p}
+	res, err := eval.Run(context.Background(), corpus(t), eval.Options{Skills: skillsOf(t, shipped), Routes: []execution.Route{rt},
+		Policy: execution.DefaultPolicy(), Context: &related.Options{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Scores[0]; s.Failed != 0 || s.Detected != 2 || s.Findings != 3 {
+		t.Errorf("with context: %+v", s)
+	}
+	found := false
+	for _, pr := range prompts {
+		if strings.Contains(pr, "Context included: the whole file stats/sum.go (18 lines)") && strings.Contains(pr, "func Mean(xs []int) float64 {") {
+			found = true
+		}
+	}
+	if !found || len(prompts) != 5 {
+		t.Errorf("%d prompts, none with stats/sum.go whole", len(prompts))
 	}
 }

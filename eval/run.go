@@ -9,6 +9,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/related"
 	"github.com/org/warden/review"
 	"github.com/org/warden/skills"
 )
@@ -35,6 +36,9 @@ type Options struct {
 	// recorded and replayed like the primary ones); rejected findings are
 	// not scored, and counted in Score.Rejected.
 	Verify review.VerifyMode
+	// Context, when set, gives each request context beyond the hunk, found
+	// in the case's own files (its Source and Repo are the case's).
+	Context *related.Options
 }
 
 // Result is the outcome of an eval run: a score per skill and route.
@@ -168,6 +172,11 @@ func runCase(ctx context.Context, c *Case, sk *skills.Skill, rt execution.Route,
 	// No report_on and no max_findings: every finding the model reported
 	// is scored.
 	ro := review.Options{Skills: []*skills.Skill{sk}, MaxTokens: opts.MaxTokens, Verify: opts.Verify}
+	if opts.Context != nil {
+		cx := *opts.Context
+		cx.Source, cx.Repo = c.Source, c.files
+		ro.Context = &cx
+	}
 	plan, err := review.NewPlan(hp, eng, ro)
 	if err != nil {
 		return fmt.Errorf("case %s: %w", c.Name, err)

@@ -138,7 +138,7 @@ func runEval(ctx context.Context, e *env, args []string) (int, error) {
 	if o.verbose {
 		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
 	}
-	res, err := eval.Run(ctx, cases, eval.Options{Skills: chosen, Routes: routes, Policy: cfg.policy(), MaxTokens: cfg.Review.MaxTokens, Tape: tape, Logger: logger, Verify: cfg.verifyMode()})
+	res, err := eval.Run(ctx, cases, eval.Options{Skills: chosen, Routes: routes, Policy: cfg.policy(), MaxTokens: cfg.Review.MaxTokens, Tape: tape, Logger: logger, Verify: cfg.verifyMode(), Context: cfg.context(nil)})
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitInterrupted, errInterrupted

@@ -49,7 +49,7 @@ func TestEvalEndToEnd(t *testing.T) {
 		ls.Items, ls.Failed, ls.Findings, ls.Matched, ls.Detected, ls.Known, ls.PromptTokens, ls.CompletionTokens, ls.ModelTimeMS)
 	type scores struct {
 		Failed, Findings, Matched, Detected, Localised, CleanFindings, CleanRegionHits int
-		Recall, Precision, Localisation, Noise                                        *float64
+		Recall, Precision, Localisation, Noise                                         *float64
 	}
 	of := func(s eval.Score) scores {
 		return scores{s.Failed, s.Findings, s.Matched, s.Detected, s.Localised, s.CleanFindings, s.CleanRegionHits, s.Recall, s.Precision, s.Localisation, s.NoisePer100}

@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"related":          {module + "/hunks"},
 	"report":           {module + "/review", module + "/execution"},
 	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
-	"report/github":    {module + "/review", module + "/report", module + "/hunks", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
+	"report/github":    {module + "/review", module + "/report", module + "/hunks", module + "/execution", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"action": {
 		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
 		module + "/execution", module + "/internal/gitrepo",

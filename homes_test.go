@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -180,6 +181,55 @@ func TestOneOwnerOfTheDiffFormat(t *testing.T) {
 			}
 			return true
 		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// helperHomes are the one definition of each small text helper; a function
+// of that name (any case) anywhere else is a copy. report.OneLine is
+// review.OneLine after dropping control characters, not a copy of it.
+var helperHomes = map[string][]string{
+	"plural":        {"review/text.go"},
+	"counted":       {"review/text.go"},
+	"oneline":       {"review/text.go", "report/format.go"},
+	"cmpor":         {},
+	"firstnonempty": {},
+	"coalesce":      {},
+	"orelse":        {},
+	"fmtcount":      {},
+}
+
+// TestOneHomePerHelper fails on a second plural, oneLine or hand-written
+// cmp.Or in the non-test code of the module (internal/ included).
+func TestOneHomePerHelper(t *testing.T) {
+	t.Parallel()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (path == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".":
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil {
+				continue
+			}
+			homes, ok := helperHomes[strings.ToLower(fd.Name.Name)]
+			if ok && !slices.Contains(homes, filepath.ToSlash(path)) {
+				t.Errorf("%s: %s is a copy: use the one in %v (or cmp.Or)", fset.Position(fd.Pos()), fd.Name.Name, homes)
+			}
+		}
 		return nil
 	})
 	if err != nil {

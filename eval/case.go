@@ -13,6 +13,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/review"
 )
 
 // The files of a case directory.
@@ -87,7 +88,7 @@ func LoadCase(dir string) (*Case, error) {
 	dec := toml.NewDecoder(bytes.NewReader(meta))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c.Meta); err != nil {
-		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, CaseFile), oneLine(err.Error()))
+		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, CaseFile), review.OneLine(err.Error()))
 	}
 	diff, err := os.Open(filepath.Join(dir, ChangeFile))
 	if err != nil {
@@ -222,5 +223,3 @@ func caseDirs(p string) ([]string, error) {
 	slices.Sort(dirs)
 	return dirs, nil
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -358,11 +359,11 @@ func (e *Engine) runItem(caller, work context.Context, st *itemState) (res Resul
 			res.Class = ClassTimeout
 		}
 		if st.lastReject > st.lastSent {
-			res.Reason = cmpOr(res.Reason, st.attempts[st.lastReject].Reason)
+			res.Reason = cmp.Or(res.Reason, st.attempts[st.lastReject].Reason)
 		}
 	case st.lastReject >= 0:
 		a := st.attempts[st.lastReject]
-		res.Class, res.Err, res.Reason = st.rejectCls, a.Err, cmpOr(res.Reason, a.Reason)
+		res.Class, res.Err, res.Reason = st.rejectCls, a.Err, cmp.Or(res.Reason, a.Reason)
 		if res.Class == ClassCancelled {
 			res.Class = ClassTimeout
 		}
@@ -370,13 +371,6 @@ func (e *Engine) runItem(caller, work context.Context, st *itemState) (res Resul
 		res.Class, res.Err = ClassTimeout, context.Cause(itemCtx)
 	}
 	return res
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // TimeoutError is a sent attempt's error when it ran out of time: its
@@ -599,7 +593,7 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 		case !failsOver(a.Class):
 			a.Decision, a.Reason = DecisionFail, ReasonNoFailover
 		case ri == len(rs.routes)-1:
-			a.Decision, a.Reason = DecisionFail, cmpOr(a.Reason, ReasonNoRoute)
+			a.Decision, a.Reason = DecisionFail, cmp.Or(a.Reason, ReasonNoRoute)
 		default:
 			a.Decision = DecisionFailover
 		}

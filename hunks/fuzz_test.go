@@ -19,6 +19,7 @@ func FuzzParse(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(data)
+		f.Add(bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))) // as a CRLF tool saves it
 	}
 	f.Add([]byte("--- a\n+++ b\n@@ -1,3 +1,2 @@\n a\n-b\n c\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -30,6 +31,9 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, file := range files {
+			if strings.HasSuffix(file.OldPath, "\r") || strings.HasSuffix(file.NewPath, "\r") || strings.ContainsRune(file.OldPath+file.NewPath, '\n') {
+				t.Errorf("paths %q, %q hold a line ending", file.OldPath, file.NewPath)
+			}
 			for _, fr := range file.Fragments {
 				for _, l := range fr.Lines {
 					if strings.HasSuffix(l.Text, "\n") {

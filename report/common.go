@@ -98,7 +98,7 @@ func reasonBreakdown(items []review.Item) string {
 		keys[i] = OneLine(reasonOf(it))
 	}
 	return joinTally(tally(keys), func(e tallyEntry) string {
-		return e.key + " " + fmtCount(e.n)
+		return e.key + " " + review.Count(e.n)
 	})
 }
 
@@ -119,7 +119,7 @@ func causeBreakdown(items []review.Item) string {
 		return t[0].key
 	}
 	return joinTally(t, func(e tallyEntry) string {
-		return e.key + ": " + fmtCount(e.n)
+		return e.key + ": " + review.Count(e.n)
 	})
 }
 
@@ -129,7 +129,7 @@ func joinTally(t []tallyEntry, f func(tallyEntry) string) string {
 	var parts []string
 	for i, e := range t {
 		if i == maxShown {
-			parts = append(parts, fmtCount(len(t)-maxShown)+" more")
+			parts = append(parts, review.Count(len(t)-maxShown)+" more")
 			break
 		}
 		parts = append(parts, f(e))
@@ -151,7 +151,7 @@ func severityBreakdown(fs []review.Finding) string {
 	slices.Reverse(sevs)
 	parts := make([]string, len(sevs))
 	for i, s := range sevs {
-		parts[i] = fmtCount(n[s]) + " " + s.String()
+		parts[i] = review.Count(n[s]) + " " + s.String()
 	}
 	return strings.Join(parts, ", ")
 }
@@ -175,7 +175,7 @@ func findingsPhrase(r *review.Report) string {
 		}
 	}
 	if found := len(fs) + d.MaxFindings + d.BelowReportOn + d.AnswerCap; found > len(fs) {
-		s := fmt.Sprintf("%s, %s shown (%s)", plural(found, "finding", "findings"), fmtCount(len(fs)), strings.Join(why, ", "))
+		s := fmt.Sprintf("%s, %s shown (%s)", review.Counted(found, "finding", "findings"), review.Count(len(fs)), strings.Join(why, ", "))
 		if len(fs) > 0 {
 			s += ": " + severityBreakdown(fs)
 		}
@@ -187,7 +187,7 @@ func findingsPhrase(r *review.Report) string {
 	case 1:
 		return "1 finding (" + severityBreakdown(fs) + ")"
 	}
-	return fmt.Sprintf("%s findings (%s)", fmtCount(len(fs)), severityBreakdown(fs))
+	return fmt.Sprintf("%s findings (%s)", review.Count(len(fs)), severityBreakdown(fs))
 }
 
 // contractNote names the routes whose model ignored the output contract
@@ -209,27 +209,6 @@ func contractNote(r *review.Report) string {
 	return "; the models of routes " + OneLine(strings.Join(routes, ", ")) + " ignore the output contract"
 }
 
-// plural is "1 file" or "1,500 files".
-func plural(n int, one, many string) string { return fmtCount(n) + " " + review.Plural(n, one, many) }
-
-// fmtCount is n with thousands separators: "12,345".
-func fmtCount(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
 // longHeadline is the first line of the text report and of the SARIF notes,
 // without the "warden: " prefix: the outcome, the gap, the findings and the
 // duration. The Markdown summary uses Headline.
@@ -239,12 +218,12 @@ func longHeadline(r *review.Report) string {
 	switch r.Outcome {
 	case review.OutcomeDryRun:
 		return fmt.Sprintf("dry run — %s planned, %s ignored (no model call made)",
-			plural(c.planned, "work item", "work items"), plural(len(r.Ignored), "path", "paths"))
+			review.Counted(c.planned, "work item", "work items"), review.Counted(len(r.Ignored), "path", "paths"))
 	case review.OutcomeComplete:
 		if c.planned == 0 && c.notReviewed == 0 && len(r.Findings) == 0 {
 			s := "complete — nothing needed review"
 			if len(r.Ignored) > 0 {
-				s += " (" + plural(len(r.Ignored), "path", "paths") + " ignored)"
+				s += " (" + review.Counted(len(r.Ignored), "path", "paths") + " ignored)"
 			}
 			return s + dur
 		}
@@ -299,7 +278,7 @@ func listed(fs []review.Finding, reportOn review.Severity) (shown, hidden []revi
 // hiddenLine is "2 findings below medium not shown (1 low, 1 info)".
 func hiddenLine(hidden []review.Finding, reportOn review.Severity) string {
 	return fmt.Sprintf("%s below %s not shown (%s)",
-		plural(len(hidden), "finding", "findings"), reportOn, severityBreakdown(hidden))
+		review.Counted(len(hidden), "finding", "findings"), reportOn, severityBreakdown(hidden))
 }
 
 // droppedLines say, one line per reason, how many findings the review left
@@ -310,22 +289,22 @@ func droppedLines(r *review.Report) []string {
 	var out []string
 	if d.MaxFindings > 0 {
 		out = append(out, fmt.Sprintf("%s not shown (max_findings %d); the most severe are kept",
-			plural(d.MaxFindings, "more finding", "more findings"), r.Policy.MaxFindings))
+			review.Counted(d.MaxFindings, "more finding", "more findings"), r.Policy.MaxFindings))
 	}
 	if d.BelowReportOn > 0 {
 		out = append(out, fmt.Sprintf("%s below %s not shown (report_on %s)",
-			plural(d.BelowReportOn, "finding", "findings"), OneLine(r.Policy.ReportOn), OneLine(r.Policy.ReportOn)))
+			review.Counted(d.BelowReportOn, "finding", "findings"), OneLine(r.Policy.ReportOn), OneLine(r.Policy.ReportOn)))
 	}
 	if d.AnswerCap > 0 {
 		out = append(out, fmt.Sprintf("%s not shown: one answer may hold at most %d findings (answer cap)",
-			plural(d.AnswerCap, "finding", "findings"), review.MaxFindingsPerAnswer))
+			review.Counted(d.AnswerCap, "finding", "findings"), review.MaxFindingsPerAnswer))
 	}
 	if d.NoText > 0 {
-		out = append(out, fmt.Sprintf("%s without a title or description dropped", plural(d.NoText, "finding", "findings")))
+		out = append(out, fmt.Sprintf("%s without a title or description dropped", review.Counted(d.NoText, "finding", "findings")))
 	}
 	if d.UnknownSkill > 0 {
 		out = append(out, fmt.Sprintf("%s naming no skill of %s batch dropped",
-			plural(d.UnknownSkill, "finding", "findings"), pick(d.UnknownSkill, "its", "their")))
+			review.Counted(d.UnknownSkill, "finding", "findings"), pick(d.UnknownSkill, "its", "their")))
 	}
 	return append(out, verificationLines(r)...)
 }
@@ -410,7 +389,7 @@ func pair(p50, p95 int64) string {
 
 // tokensPair is a route's prompt and completion tokens, "12,345/2,345".
 func tokensPair(rt review.RouteStats) string {
-	return fmtCount(rt.PromptTokens) + "/" + fmtCount(rt.CompletionTokens)
+	return review.Count(rt.PromptTokens) + "/" + review.Count(rt.CompletionTokens)
 }
 
 // routeCost is a route's cost, or "-" for a route without a price (a
@@ -443,7 +422,7 @@ func fallbackSummary(fbs []fallbackItem) string {
 	for i, f := range fbs {
 		by[i] = f.route
 	}
-	served := joinTally(tally(by), func(e tallyEntry) string { return e.key + ": " + fmtCount(e.n) })
+	served := joinTally(tally(by), func(e tallyEntry) string { return e.key + ": " + review.Count(e.n) })
 	return fmt.Sprintf("%s served by a route other than %s first attempt's (%s)",
 		wereItems(len(fbs)), pick(len(fbs), "its", "their"), served)
 }

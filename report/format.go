@@ -123,7 +123,7 @@ func Write(w io.Writer, r *review.Report, f Format, opts Options) error {
 // OneLine folds a message onto one line: control characters dropped, runs
 // of white space (newlines included) one space. It is the one folding of
 // untrusted and multi-line text for titles, logs and table cells.
-func OneLine(s string) string { return strings.Join(strings.Fields(sanitize(s, true)), " ") }
+func OneLine(s string) string { return review.OneLine(sanitize(s, true)) }
 
 // WriteFile writes data to path whole or not at all: into a temporary file
 // beside it, renamed over it. An error names no path: the caller does.

@@ -134,7 +134,7 @@ func markdownDoc(r *review.Report, opts Options) *mdDoc {
 }
 
 // wereItems is "1 item was" or "3 items were".
-func wereItems(n int) string { return plural(n, "item", "items") + pick(n, " was", " were") }
+func wereItems(n int) string { return review.Counted(n, "item", "items") + pick(n, " was", " were") }
 
 // pick is one when n is 1, else many.
 func pick(n int, one, many string) string {
@@ -158,7 +158,7 @@ func mdMeaning(r *review.Report, c counts) string {
 		why = " (" + mdEscape(reasonBreakdown(nr)) + ")"
 	}
 	if c.reviewed == 0 {
-		what := fmt.Sprintf("None of the %s planned items was reviewed", fmtCount(c.planned))
+		what := fmt.Sprintf("None of the %s planned items was reviewed", review.Count(c.planned))
 		if c.planned == 1 {
 			what = "The only planned item was not reviewed"
 		}
@@ -166,7 +166,7 @@ func mdMeaning(r *review.Report, c counts) string {
 	}
 	return fmt.Sprintf("%s not reviewed%s: no findings there does not mean no problems. "+
 		"The findings below come only from the %s that %s reviewed.",
-		wereItems(c.notReviewed), why, plural(c.reviewed, "item", "items"), pick(c.reviewed, "was", "were"))
+		wereItems(c.notReviewed), why, review.Counted(c.reviewed, "item", "items"), pick(c.reviewed, "was", "were"))
 }
 
 func mdCoverage(r *review.Report) *mdSection {
@@ -180,22 +180,22 @@ func mdCoverage(r *review.Report) *mdSection {
 	var total skillCoverage
 	for _, sc := range cov {
 		s.rows = append(s.rows, fmt.Sprintf("| %s | %s | %s | %s | %s |\n", mdCell(sc.skill),
-			fmtCount(sc.planned), fmtCount(sc.reviewed), fmtCount(sc.failed), fmtCount(sc.skipped)))
+			review.Count(sc.planned), review.Count(sc.reviewed), review.Count(sc.failed), review.Count(sc.skipped)))
 		total.planned += sc.planned
 		total.reviewed += sc.reviewed
 		total.failed += sc.failed
 		total.skipped += sc.skipped
 	}
 	s.more = func(n int) string {
-		return fmt.Sprintf("| _… and %s_ | | | | |\n", plural(n, "more skill", "more skills"))
+		return fmt.Sprintf("| _… and %s_ | | | | |\n", review.Counted(n, "more skill", "more skills"))
 	}
 	s.none = func(n int) string {
 		return fmt.Sprintf("_%s not listed to fit GitHub's size limit; the JSON report file has every item._\n",
-			plural(n, "skill", "skills"))
+			review.Counted(n, "skill", "skills"))
 	}
 	if len(cov) > 1 {
 		s.last = fmt.Sprintf("| **All skills** | %s | %s | %s | %s |\n",
-			fmtCount(total.planned), fmtCount(total.reviewed), fmtCount(total.failed), fmtCount(total.skipped))
+			review.Count(total.planned), review.Count(total.reviewed), review.Count(total.failed), review.Count(total.skipped))
 	}
 	s.tail = "\n"
 	return s
@@ -213,18 +213,18 @@ func mdReasonGroup(g reasonGroup) *mdSection {
 	default:
 		var parts []string
 		if g.failed > 0 {
-			parts = append(parts, fmtCount(g.failed)+" failed")
+			parts = append(parts, review.Count(g.failed)+" failed")
 		}
 		if g.skipped > 0 {
-			parts = append(parts, fmtCount(g.skipped)+" skipped")
+			parts = append(parts, review.Count(g.skipped)+" skipped")
 		}
 		if other := g.items - g.failed - g.skipped; other > 0 {
-			parts = append(parts, fmtCount(other)+" with another status")
+			parts = append(parts, review.Count(other)+" with another status")
 		}
 		status = "(" + strings.Join(parts, ", ") + ")"
 	}
-	head := fmt.Sprintf("**%s** — %s %s, in %s", mdEscape(dash(g.reason)), plural(g.items, "item", "items"),
-		status, plural(len(g.files), "file", "files"))
+	head := fmt.Sprintf("**%s** — %s %s, in %s", mdEscape(dash(g.reason)), review.Counted(g.items, "item", "items"),
+		status, review.Counted(len(g.files), "file", "files"))
 	if m := reasonMeaning(g.reason); m != "" {
 		head += ": " + m
 	}
@@ -248,11 +248,11 @@ func mdReasonGroup(g reasonGroup) *mdSection {
 		s.rows = append(s.rows, row+"\n")
 	}
 	s.more = func(n int) string {
-		return fmt.Sprintf("- _… and %s; the JSON report file lists every item._\n", plural(n, "more file", "more files"))
+		return fmt.Sprintf("- _… and %s; the JSON report file lists every item._\n", review.Counted(n, "more file", "more files"))
 	}
 	s.none = func(n int) string {
 		return fmt.Sprintf("_The %s not listed to fit GitHub's size limit; the JSON report file lists every item._\n",
-			pick(n, "file is", fmtCount(n)+" files are"))
+			pick(n, "file is", review.Count(n)+" files are"))
 	}
 	return s
 }
@@ -272,17 +272,17 @@ func mdRoutes(r *review.Report) (routes, fb *mdSection) {
 		"| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 	for _, rt := range r.Routes {
 		routes.rows = append(routes.rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s |\n",
-			mdCell(rt.Name), mdCell(rt.Model), fmtCount(rt.Calls), fmtCount(rt.OK), fmtCount(rt.Timeouts), fmtCount(rt.Failed),
+			mdCell(rt.Name), mdCell(rt.Model), review.Count(rt.Calls), review.Count(rt.OK), review.Count(rt.Timeouts), review.Count(rt.Failed),
 			strings.ReplaceAll(pair(rt.P50MS, rt.P95MS), "/", " / "), strings.ReplaceAll(pair(rt.TTFTP50MS, rt.TTFTP95MS), "/", " / "),
-			fmtCount(rt.FailoversIn), fmtCount(rt.FailoversOut), fmtCount(rt.CircuitOpens),
+			review.Count(rt.FailoversIn), review.Count(rt.FailoversOut), review.Count(rt.CircuitOpens),
 			strings.ReplaceAll(tokensPair(rt), "/", " / "), routeCost(rt)))
 	}
 	routes.more = func(n int) string {
-		return fmt.Sprintf("| _… and %s_ | | | | | | | | | | | |\n", plural(n, "more route", "more routes"))
+		return fmt.Sprintf("| _… and %s_ | | | | | | | | | | | |\n", review.Counted(n, "more route", "more routes"))
 	}
 	routes.none = func(n int) string {
 		return fmt.Sprintf("_%s not listed to fit GitHub's size limit; the JSON report file has them._\n",
-			plural(n, "route", "routes"))
+			review.Counted(n, "route", "routes"))
 	}
 	if len(routes.rows) > 0 {
 		routes.tail = "\n" // ends the table
@@ -306,7 +306,7 @@ func mdRoutes(r *review.Report) (routes, fb *mdSection) {
 			mdEscape(clip(dash(OneLine(it.Skill)), mdMaxCell)), mdEscape(clip(f.path, mdMaxCell))))
 	}
 	fb.more = func(n int) string {
-		return fmt.Sprintf("- _… and %s; the JSON report file has every attempt._\n", plural(n, "more item", "more items"))
+		return fmt.Sprintf("- _… and %s; the JSON report file has every attempt._\n", review.Counted(n, "more item", "more items"))
 	}
 	fb.none = func(int) string {
 		return "_The items are not listed to fit GitHub's size limit; the JSON report file has every attempt._\n"
@@ -341,7 +341,7 @@ func mdBudget(r *review.Report) string {
 	}
 	u := r.Usage
 	fmt.Fprintf(&b, "- **Tokens:** %s prompt, %s completion, %s cached\n",
-		fmtCount(u.PromptTokens), fmtCount(u.CompletionTokens), fmtCount(u.CachedTokens))
+		review.Count(u.PromptTokens), review.Count(u.CompletionTokens), review.Count(u.CachedTokens))
 	fmt.Fprintf(&b, "- **Cost:** %s\n\n", fmtCost(u.CostUSD))
 	return b.String()
 }
@@ -362,17 +362,17 @@ func mdIgnored(r *review.Report) *mdSection {
 		return s
 	}
 	s.head = fmt.Sprintf("<details>\n<summary>Ignored paths (%s): dropped by filters, not counted as planned</summary>\n\n",
-		fmtCount(len(r.Ignored)))
+		review.Count(len(r.Ignored)))
 	s.table = "| Path | Reason |\n| --- | --- |\n"
 	for _, x := range r.Ignored {
 		s.rows = append(s.rows, fmt.Sprintf("| %s | %s |\n", mdCode(clip(OneLine(x.Path), mdMaxCell), true), mdCell(x.Reason)))
 	}
 	s.more = func(n int) string {
-		return fmt.Sprintf("| _… and %s_ | |\n", plural(n, "more path", "more paths"))
+		return fmt.Sprintf("| _… and %s_ | |\n", review.Counted(n, "more path", "more paths"))
 	}
 	s.none = func(n int) string {
 		return fmt.Sprintf("_The %s not listed to fit GitHub's size limit; the JSON report file lists them._\n",
-			pick(n, "path is", fmtCount(n)+" paths are"))
+			pick(n, "path is", review.Count(n)+" paths are"))
 	}
 	s.tail = "\n</details>\n\n"
 	return s
@@ -396,18 +396,18 @@ func mdFindings(r *review.Report, c counts, opts Options) *mdSection {
 			s.head = "### Findings\n\nNone, because no item was reviewed.\n\n"
 		case c.notReviewed > 0:
 			s.head = fmt.Sprintf("### Findings\n\n%s the %s that %s reviewed; the %s not reviewed may still have problems.\n\n", none,
-				plural(c.reviewed, "item", "items"), pick(c.reviewed, "was", "were"),
-				plural(c.notReviewed, "item", "items"))
+				review.Counted(c.reviewed, "item", "items"), pick(c.reviewed, "was", "were"),
+				review.Counted(c.notReviewed, "item", "items"))
 		default:
-			s.head = fmt.Sprintf("### Findings\n\n%s the %s reviewed.\n\n", none, plural(c.reviewed, "item", "items"))
+			s.head = fmt.Sprintf("### Findings\n\n%s the %s reviewed.\n\n", none, review.Counted(c.reviewed, "item", "items"))
 		}
 		s.head += dropped
 		return s
 	}
-	s.head = fmt.Sprintf("### Findings (%s)\n\n", fmtCount(len(r.Findings)))
+	s.head = fmt.Sprintf("### Findings (%s)\n\n", review.Count(len(r.Findings)))
 	if d := r.Summary.FindingsDropped; d.MaxFindings+d.BelowReportOn+d.AnswerCap > 0 {
-		s.head = fmt.Sprintf("### Findings (%s shown of %s found)\n\n", fmtCount(len(r.Findings)),
-			fmtCount(len(r.Findings)+d.MaxFindings+d.BelowReportOn+d.AnswerCap))
+		s.head = fmt.Sprintf("### Findings (%s shown of %s found)\n\n", review.Count(len(r.Findings)),
+			review.Count(len(r.Findings)+d.MaxFindings+d.BelowReportOn+d.AnswerCap))
 	}
 	// Most severe first, so that a cut drops the least severe.
 	ordered := sorted(shown, bySeverity)
@@ -420,11 +420,11 @@ func mdFindings(r *review.Report, c counts, opts Options) *mdSection {
 	}
 	s.more = func(n int) string {
 		return fmt.Sprintf("_… %s not shown (%s): this summary is limited to 65,535 characters; see the report file, which has every finding._\n\n",
-			plural(n, "more finding", "more findings"), severityBreakdown(ordered[len(ordered)-n:]))
+			review.Counted(n, "more finding", "more findings"), severityBreakdown(ordered[len(ordered)-n:]))
 	}
 	s.none = func(n int) string {
 		return fmt.Sprintf("_%s not shown (%s): this summary is limited to 65,535 characters; see the report file, which has every finding._\n\n",
-			plural(n, "finding", "findings"), severityBreakdown(ordered))
+			review.Counted(n, "finding", "findings"), severityBreakdown(ordered))
 	}
 	if len(hidden) > 0 {
 		s.tail = "_" + mdEscape(hiddenLine(hidden, opts.ReportOn)) + "._\n\n"
@@ -486,7 +486,7 @@ func mdFindingBody(f review.Finding) string {
 	case strings.TrimSpace(sug) == "":
 	case len(sug) > mdMaxSuggestion:
 		fmt.Fprintf(&b, "_Suggested change of %s left out (too long); see the report file._\n\n",
-			plural(strings.Count(sug, "\n")+1, "line", "lines"))
+			review.Counted(strings.Count(sug, "\n")+1, "line", "lines"))
 	default:
 		b.WriteString("<details>\n<summary>Suggested change</summary>\n\n" + mdFence(sug) + "\n</details>\n\n")
 	}
@@ -506,11 +506,11 @@ func mdPlan(r *review.Report) *mdSection {
 			mdCode(clip(textLoc(dash(it.Path), it.StartLine, it.EndLine), mdMaxCell), true), fmtTimeout(it.TimeoutEffectiveMS), mdCell(dash(it.Why))))
 	}
 	s.more = func(n int) string {
-		return fmt.Sprintf("| | _… and %s; `--format json` lists every item_ | | | |\n", plural(n, "more work item", "more work items"))
+		return fmt.Sprintf("| | _… and %s; `--format json` lists every item_ | | | |\n", review.Counted(n, "more work item", "more work items"))
 	}
 	s.none = func(n int) string {
 		return fmt.Sprintf("_The %s not listed to fit the size limit; `--format json` lists every item._\n",
-			pick(n, "work item is", fmtCount(n)+" work items are"))
+			pick(n, "work item is", review.Count(n)+" work items are"))
 	}
 	s.tail = "\n"
 	return s

@@ -32,21 +32,21 @@ func Headline(r *review.Report) string {
 	switch r.Outcome {
 	case review.OutcomeDryRun:
 		return fmt.Sprintf("Dry run — %s planned, %s ignored (no model call made)",
-			plural(c.planned, "work item", "work items"), plural(len(r.Ignored), "path", "paths"))
+			review.Counted(c.planned, "work item", "work items"), review.Counted(len(r.Ignored), "path", "paths"))
 	case review.OutcomeComplete:
 		if c.planned == 0 && c.notReviewed == 0 && len(r.Findings) == 0 {
 			s := "Complete — nothing needed review"
 			if len(r.Ignored) > 0 {
-				s += " (" + plural(len(r.Ignored), "path", "paths") + " ignored)"
+				s += " (" + review.Counted(len(r.Ignored), "path", "paths") + " ignored)"
 			}
 			return s
 		}
 		if c.notReviewed == 0 {
 			return fmt.Sprintf("Complete — %s of %s items reviewed, %s",
-				fmtCount(c.reviewed), fmtCount(c.planned), findingsPhrase(r))
+				review.Count(c.reviewed), review.Count(c.planned), findingsPhrase(r))
 		}
 	case review.OutcomeProviderUnavailable:
-		s := fmt.Sprintf("Provider unavailable — %s of %s items reviewed", fmtCount(c.reviewed), fmtCount(c.planned))
+		s := fmt.Sprintf("Provider unavailable — %s of %s items reviewed", review.Count(c.reviewed), review.Count(c.planned))
 		if nr := notReviewed(r); len(nr) > 0 {
 			s += " (" + causeBreakdown(nr) + ")"
 		}
@@ -58,11 +58,11 @@ func Headline(r *review.Report) string {
 	}
 	// Partial, an unknown outcome, or a "complete" report whose items say
 	// otherwise: name the outcome as reported, and the gap.
-	s := fmt.Sprintf("%s — %s of %s items reviewed", outcomeLabel(r.Outcome), fmtCount(c.reviewed), fmtCount(c.planned))
+	s := fmt.Sprintf("%s — %s of %s items reviewed", outcomeLabel(r.Outcome), review.Count(c.reviewed), review.Count(c.planned))
 	if nr := notReviewed(r); len(nr) > 0 {
-		s += fmt.Sprintf("; %s not reviewed (%s)", fmtCount(len(nr)), reasonBreakdown(nr))
+		s += fmt.Sprintf("; %s not reviewed (%s)", review.Count(len(nr)), reasonBreakdown(nr))
 	} else if c.notReviewed > 0 {
-		s += fmt.Sprintf("; %s not reviewed", fmtCount(c.notReviewed))
+		s += fmt.Sprintf("; %s not reviewed", review.Count(c.notReviewed))
 	}
 	s += contractNote(r)
 	if len(r.Findings) > 0 {

@@ -144,8 +144,8 @@ func TestFmtCount(t *testing.T) {
 		want string
 	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {65535, "65,535"}, {1234567, "1,234,567"}, {-1500, "-1,500"}}
 	for _, tt := range tests {
-		if got := fmtCount(tt.in); got != tt.want {
-			t.Errorf("fmtCount(%d) = %q, want %q", tt.in, got, tt.want)
+		if got := review.Count(tt.in); got != tt.want {
+			t.Errorf("review.Count(%d) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -172,12 +172,12 @@ func textIgnored(buf *bytes.Buffer, r *review.Report, p palette) {
 	}
 	buf.WriteString("\n" + p.paint(sgrBold, "Ignored ("+strconv.Itoa(len(r.Ignored))+")") + "\n")
 	for _, g := range groupIgnored(r.Ignored) {
-		fmt.Fprintf(buf, "  %s (%s)\n", g.reason, fmtCount(len(g.paths)))
+		fmt.Fprintf(buf, "  %s (%s)\n", g.reason, review.Count(len(g.paths)))
 		for _, path := range g.paths[:min(len(g.paths), textMaxIgnored)] {
 			fmt.Fprintf(buf, "    %s\n", path)
 		}
 		if n := len(g.paths) - textMaxIgnored; n > 0 {
-			fmt.Fprintf(buf, "    … and %s (--format json lists every path)\n", plural(n, "more", "more"))
+			fmt.Fprintf(buf, "    … and %s (--format json lists every path)\n", review.Counted(n, "more", "more"))
 		}
 	}
 }

@@ -18,7 +18,7 @@ func verificationLines(r *review.Report) []string {
 		if v.NotVerified == 0 {
 			return nil // nothing to verify
 		}
-		return []string{fmt.Sprintf("verification skipped (%s): %s not verified", OneLine(v.Skipped), plural(v.NotVerified, "finding", "findings"))}
+		return []string{fmt.Sprintf("verification skipped (%s): %s not verified", OneLine(v.Skipped), review.Counted(v.NotVerified, "finding", "findings"))}
 	}
 	out := []string{fmt.Sprintf("verification (%s): %d verified, %d rejected and not shown, %d not verified",
 		v.Mode, v.Verified, v.Rejected, v.NotVerified)}

@@ -159,7 +159,7 @@ func validate(raw []rawFinding, r lineRange, base Finding, drop *FindingsDropped
 	}
 	var out []Finding
 	for _, f := range raw {
-		title := oneLine(strings.TrimSpace(f.Title))
+		title := OneLine(strings.TrimSpace(f.Title))
 		desc := strings.TrimSpace(f.Description)
 		if title == "" && desc == "" {
 			drop.NoText++
@@ -170,7 +170,7 @@ func validate(raw []rawFinding, r lineRange, base Finding, drop *FindingsDropped
 			continue
 		}
 		if title == "" {
-			title = oneLine(firstSentence(desc))
+			title = OneLine(firstSentence(desc))
 		}
 		g := base
 		g.Severity = normalizeSeverity(f.Severity)

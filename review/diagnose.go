@@ -235,7 +235,7 @@ func providerWide(ts []timedOut, timed bool, order []string) (Diagnosis, bool) {
 	return Diagnosis{
 		Kind: DiagnosisProviderWide, Routes: routes, Calls: n,
 		Message: fmt.Sprintf("%s: provider-wide event: calls timed out on %d routes at once (%s)",
-			strings.Join(routes, ", "), len(routes), plural(n, "timeout", "timeouts")),
+			strings.Join(routes, ", "), len(routes), Counted(n, "timeout", "timeouts")),
 	}, true
 }
 
@@ -253,11 +253,11 @@ func (e *routeEvidence) diagnoses(r *Report) []Diagnosis {
 			check = "check the key in " + rp.APIKeyEnv + " and its permissions"
 		}
 		add(DiagnosisAuth, n, "key or permission problem, not model quality: %s answered 401/403; %s",
-			plural(n, "call", "calls"), check)
+			Counted(n, "call", "calls"), check)
 	}
 	if n := e.classes["payment"]; n > 0 {
 		add(DiagnosisPayment, n, "payment required, not model quality: %s answered 402 (out of credits)",
-			plural(n, "call", "calls"))
+			Counted(n, "call", "calls"))
 	}
 	if n := e.classes["model_not_found"]; n > 0 {
 		model := ""
@@ -265,7 +265,7 @@ func (e *routeEvidence) diagnoses(r *Report) []Diagnosis {
 			model = " (" + strconv.Quote(rp.Model) + ")"
 		}
 		add(DiagnosisModelNotFound, n, "model name not served by this route%s: %s answered model not found",
-			model, plural(n, "call", "calls"))
+			model, Counted(n, "call", "calls"))
 	}
 	if n := e.notContract; n > 0 {
 		said := ""
@@ -275,19 +275,19 @@ func (e *routeEvidence) diagnoses(r *Report) []Diagnosis {
 		out = append(out, Diagnosis{Kind: DiagnosisOutputContract, Routes: []string{e.name}, Calls: e.classes["bad_response"],
 			Excerpt: e.excerpt,
 			Message: fmt.Sprintf("%s: model ignores the output contract: it answered, but not with the JSON findings object the prompt asks for (%s for %s%s)",
-				e.name, plural(e.classes["bad_response"], "answer", "answers"), plural(n, "item", "items"), said)})
+				e.name, Counted(e.classes["bad_response"], "answer", "answers"), Counted(n, "item", "items"), said)})
 	}
 	failed5xx := e.failed["server_error"] + e.failed["overloaded"] + len(e.stopped)
 	if n := e.classes["server_error"] + e.classes["overloaded"]; n > 0 && (len(e.successes) == 0 || failed5xx > 0) {
-		of := fmt.Sprintf("%d of %s", n, plural(e.calls, "call", "calls"))
+		of := fmt.Sprintf("%d of %s", n, Counted(e.calls, "call", "calls"))
 		stopped := ""
 		if c, b := e.stopped[execution.ReasonCircuitOpen]+e.stopped[execution.ReasonHalfOpenBusy], e.stopped[execution.ReasonRetryBudget]; c+b > 0 {
 			var parts []string
 			if c > 0 {
-				parts = append(parts, "the circuit breaker stopped "+plural(c, "item", "items"))
+				parts = append(parts, "the circuit breaker stopped "+Counted(c, "item", "items"))
 			}
 			if b > 0 {
-				parts = append(parts, "the retry budget stopped "+plural(b, "item", "items"))
+				parts = append(parts, "the retry budget stopped "+Counted(b, "item", "items"))
 			}
 			stopped = "; then " + strings.Join(parts, " and ")
 		}
@@ -298,7 +298,7 @@ func (e *routeEvidence) diagnoses(r *Report) []Diagnosis {
 		}
 	}
 	if n := e.classes["connection"]; n > 0 && (len(e.successes) == 0 || e.failed["connection"] > 0) {
-		of := fmt.Sprintf("%d of %s", n, plural(e.calls, "call", "calls"))
+		of := fmt.Sprintf("%d of %s", n, Counted(e.calls, "call", "calls"))
 		if len(e.successes) == 0 {
 			add(DiagnosisUnreachable, n, "cannot connect: %s failed to connect (refused, reset or DNS) and none succeeded", of)
 		} else {
@@ -306,7 +306,7 @@ func (e *routeEvidence) diagnoses(r *Report) []Diagnosis {
 		}
 	}
 	if n := e.classes["timeout"]; n > 0 {
-		of := fmt.Sprintf("%d of %s", n, plural(e.calls, "call", "calls"))
+		of := fmt.Sprintf("%d of %s", n, Counted(e.calls, "call", "calls"))
 		switch {
 		case len(e.successes) == 0:
 			add(DiagnosisStalled, n, "backend stalled or unreachable: %s timed out and none succeeded", of)
@@ -325,10 +325,10 @@ func (e *routeEvidence) diagnoses(r *Report) []Diagnosis {
 	if n := e.classes["rate_limited"]; n > 0 {
 		if e.retryMS > 0 {
 			add(DiagnosisRateLimited, n, "rate limited; honoured Retry-After %s (%s answered 429)",
-				seconds(e.retryMS), plural(n, "call", "calls"))
+				seconds(e.retryMS), Counted(n, "call", "calls"))
 		} else {
 			add(DiagnosisRateLimited, n, "rate limited; no Retry-After given, the route cooled down %s (%s answered 429)",
-				seconds(r.Policy.RateLimitBackoffMS), plural(n, "call", "calls"))
+				seconds(r.Policy.RateLimitBackoffMS), Counted(n, "call", "calls"))
 		}
 	}
 	return out
@@ -360,6 +360,3 @@ func nearestRankMS(values []int64, p int) int64 {
 func seconds(ms int64) string {
 	return strconv.FormatFloat(float64((ms+50)/100)/10, 'f', -1, 64) + " s"
 }
-
-// plural is "1 call" or "3 calls".
-func plural(n int, one, many string) string { return strconv.Itoa(n) + " " + Plural(n, one, many) }

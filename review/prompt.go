@@ -190,7 +190,7 @@ func systemMessage(sks []*skills.Skill) string {
 func renderChange(c *hunks.Chunk, change Change) string {
 	var b strings.Builder
 	if t := strings.TrimSpace(change.Title); t != "" {
-		fmt.Fprintf(&b, "Pull request title: %s\n", truncate(oneLine(t), maxTitleChars))
+		fmt.Fprintf(&b, "Pull request title: %s\n", truncate(OneLine(t), maxTitleChars))
 	}
 	if d := strings.TrimSpace(change.Body); d != "" {
 		fmt.Fprintf(&b, "Pull request description:\n%s\n", truncate(d, maxBodyChars))
@@ -234,8 +234,6 @@ func delimiter(data string) string {
 		sum = sha256.Sum256(append(sum[:], byte(i)))
 	}
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // truncate cuts s to at most n runes, marking the cut.
 func truncate(s string, n int) string {

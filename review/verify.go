@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,9 +147,9 @@ func verifyRequest(c *hunks.Chunk, change Change, fs []*Finding, maxTokens int) 
 	b.WriteString(renderChange(c, change))
 	b.WriteString("\nFindings to check:\n")
 	for i, f := range fs {
-		fmt.Fprintf(&b, "[%d] lines %d-%d, %s, %s: %s\n", i+1, f.StartLine, f.EndLine, f.Severity, f.Skill, oneLine(f.Title))
+		fmt.Fprintf(&b, "[%d] lines %d-%d, %s, %s: %s\n", i+1, f.StartLine, f.EndLine, f.Severity, f.Skill, OneLine(f.Title))
 		if d := strings.TrimSpace(f.Description); d != "" {
-			fmt.Fprintf(&b, "    %s\n", truncate(oneLine(d), 1000))
+			fmt.Fprintf(&b, "    %s\n", truncate(OneLine(d), 1000))
 		}
 	}
 	data := b.String()
@@ -233,7 +234,7 @@ func verifyFindings(ctx context.Context, start time.Time, p *Plan, eng *executio
 			return findings
 		}
 	}
-	maxTokens := cmpOrInt(opts.MaxTokens, DefaultMaxTokens)
+	maxTokens := cmp.Or(opts.MaxTokens, DefaultMaxTokens)
 	items := make([]execution.Item, len(groups))
 	var longest time.Duration
 	for gi, g := range groups {
@@ -297,7 +298,7 @@ func verifyFindings(ctx context.Context, start time.Time, p *Plan, eng *executio
 		}
 		g := groups[gi]
 		if res.Status != execution.StatusDone {
-			notVerified(g.idx, "verification request "+cmpOrString(res.Reason, res.Class.String()))
+			notVerified(g.idx, "verification request "+cmp.Or(res.Reason, res.Class.String()))
 			continue
 		}
 		verdicts, _ := parseVerdicts(res.Response.Content) // Accept read it
@@ -311,11 +312,11 @@ func verifyFindings(ctx context.Context, start time.Time, p *Plan, eng *executio
 			case !ok:
 				notVerified([]int{k}, "the verifier gave no verdict on it")
 			case vd.Verdict == "reject":
-				findings[k].Verification, findings[k].VerificationReason = Rejected, truncate(oneLine(vd.Reason), 300)
+				findings[k].Verification, findings[k].VerificationReason = Rejected, truncate(OneLine(vd.Reason), 300)
 				rejected[k] = true
 				v.Rejected++
 			default:
-				findings[k].Verification, findings[k].VerificationReason = Verified, truncate(oneLine(vd.Reason), 300)
+				findings[k].Verification, findings[k].VerificationReason = Verified, truncate(OneLine(vd.Reason), 300)
 				v.Verified++
 			}
 		}
@@ -333,18 +334,4 @@ func verifyFindings(ctx context.Context, start time.Time, p *Plan, eng *executio
 		keep = append(keep, f)
 	}
 	return keep
-}
-
-func cmpOrInt(a, b int) int {
-	if a > 0 {
-		return a
-	}
-	return b
-}
-
-func cmpOrString(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -278,3 +278,30 @@ func TestVerboseLogsAttempts(t *testing.T) {
 		t.Errorf("-v logged %d attempt lines for %d calls; stderr:\n%s", got, want, res.stderr)
 	}
 }
+
+// TestProseModelNamed: a model that answers 200 with prose is named as
+// ignoring the output contract in the headline of every format, with what
+// it said; the outcome stays provider-unavailable (exit 3).
+func TestProseModelNamed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+	noWaiting(t, dir)
+	model := newFakeModel(t, "high")
+	model.content = "I reviewed it and it looks fine!\n\nNo issues @octocat."
+	for _, format := range []string{"text", "markdown"} {
+		res := runWarden(t, dir, model.env("k"), "", "review", "--diff", diff, "--format", format, "--skill", "code-review")
+		first, _, _ := strings.Cut(res.stdout, "\n")
+		if res.code != exitIncomplete || !strings.Contains(strings.ToLower(first), "provider unavailable") ||
+			!strings.Contains(first, "the model of route env ignores the output contract") {
+			t.Errorf("%s: exit %d, headline %q; want 3 and the output contract named", format, res.code, first)
+		}
+		said := `it said: "I reviewed it and it looks fine! No issues @octocat."` // one line
+		if format == "markdown" {
+			said = `it said: "I reviewed it and it looks fine! No issues @&#8203;octocat."` // and no mention
+		}
+		if !strings.Contains(res.stdout, said) {
+			t.Errorf("%s: the report does not show what the model said as %q:\n%s", format, said, res.stdout)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/org/warden/execution"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
@@ -232,15 +233,15 @@ func gapBreakdown(r *review.Report) string {
 func gapPhrase(it review.Item) string {
 	reason := titleWord(it.Reason)
 	switch {
-	case it.Status == review.StatusFailed && reason == "timeout":
+	case it.Status == review.StatusFailed && reason == execution.ClassTimeout.String():
 		return "timed out"
-	case it.Status == review.StatusFailed && reason == "rate_limited":
+	case it.Status == review.StatusFailed && reason == execution.ClassRateLimited.String():
 		return "rate limited"
 	case it.Status == review.StatusFailed && reason != "":
 		return "failed (" + reason + ")"
 	case it.Status == review.StatusFailed:
 		return "failed"
-	case it.Status == review.StatusSkipped && reason == "cancelled":
+	case it.Status == review.StatusSkipped && reason == execution.ReasonCancelled:
 		return "cancelled"
 	case it.Status == review.StatusSkipped && reason != "":
 		return "skipped (" + reason + ")"

@@ -26,12 +26,13 @@ type goDecl struct {
 // included; exported only when asked.
 func goDecls(fset *token.FileSet, f *ast.File, p string, src []byte, exportedOnly bool) []goDecl {
 	var out []goDecl
+	ls := strings.Split(string(src), "\n") // once: a file of many declarations stays linear
 	add := func(name string, from, to token.Pos) {
 		if name == "_" || (exportedOnly && !ast.IsExported(name)) {
 			return
 		}
 		s, e := fset.Position(from).Line, fset.Position(to).Line
-		out = append(out, goDecl{name: name, path: p, start: s, end: e, text: lines(src, s, e)})
+		out = append(out, goDecl{name: name, path: p, start: s, end: e, text: linesOf(ls, s, e)})
 	}
 	for _, d := range f.Decls {
 		switch d := d.(type) {

@@ -161,9 +161,8 @@ func changedLines(c *hunks.Chunk) map[int]string {
 	return m
 }
 
-// lines returns src's lines from..to (1-based, inclusive) joined.
-func lines(src []byte, from, to int) string {
-	ls := strings.Split(string(src), "\n")
+// linesOf returns lines from..to (1-based, inclusive) of ls, joined.
+func linesOf(ls []string, from, to int) string {
 	from, to = max(from, 1), min(to, len(ls))
 	if from > to {
 		return ""

@@ -64,14 +64,13 @@ func goDecls(fset *token.FileSet, f *ast.File, p string, src []byte, exportedOnl
 
 // goParts is the enclosing declaration (unless the whole file is given)
 // and the declarations of what the changed lines use.
-func goParts(c *hunks.Chunk, src []byte, changed map[int]string, repo fs.FS, whole bool) []Part {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, c.Path, src, parser.ParseComments|parser.SkipObjectResolution)
+func goParts(c *hunks.Chunk, src []byte, changed map[int]string, repo fs.FS, ix *Index, whole bool) []Part {
+	fset, f, err := ix.parsed(c.Path, src)
 	if err != nil {
-		return lexParts(c, src, changed, repo, whole)
+		return lexParts(c, src, changed, repo, ix, whole)
 	}
 	var parts []Part
-	own := goDecls(fset, f, c.Path, src, false)
+	own := ix.goDeclsOf(c.Path, src, false)
 	if !whole {
 		for _, d := range own {
 			if d.start <= c.EndLine && d.end >= c.StartLine {
@@ -126,8 +125,8 @@ func goParts(c *hunks.Chunk, src []byte, changed map[int]string, repo fs.FS, who
 	}
 	test := strings.HasSuffix(c.Path, "_test.go")
 	local := own
-	for _, sf := range siblings(repo, dir, ".go", c.Path, func(name string) bool { return test || !strings.HasSuffix(name, "_test.go") }) {
-		local = append(local, parseDecls(sf.path, sf.data, false)...)
+	for _, sf := range ix.siblings(repo, dir, ".go", c.Path, func(name string) bool { return test || !strings.HasSuffix(name, "_test.go") }) {
+		local = append(local, ix.goDeclsOf(sf.path, sf.data, false)...)
 	}
 	module := goModule(repo)
 	other := map[string][]goDecl{}
@@ -137,8 +136,8 @@ func goParts(c *hunks.Chunk, src []byte, changed map[int]string, repo fs.FS, who
 			decls = local
 		} else if rel, ok := strings.CutPrefix(u.pkg, module+"/"); ok && module != "" {
 			if _, done := other[rel]; !done {
-				for _, sf := range siblings(repo, rel, ".go", "", func(name string) bool { return !strings.HasSuffix(name, "_test.go") }) {
-					other[rel] = append(other[rel], parseDecls(sf.path, sf.data, true)...)
+				for _, sf := range ix.siblings(repo, rel, ".go", "", func(name string) bool { return !strings.HasSuffix(name, "_test.go") }) {
+					other[rel] = append(other[rel], ix.goDeclsOf(sf.path, sf.data, true)...)
 				}
 				if other[rel] == nil {
 					other[rel] = []goDecl{} // read once

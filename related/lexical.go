@@ -71,7 +71,7 @@ func blockEnd(ls []string, i, indent int, indentBlocks bool) int {
 }
 
 // lexParts is the lexical version of goParts.
-func lexParts(c *hunks.Chunk, src []byte, changed map[int]string, repo fs.FS, whole bool) []Part {
+func lexParts(c *hunks.Chunk, src []byte, changed map[int]string, repo fs.FS, ix *Index, whole bool) []Part {
 	own := lexDefs(c.Path, src)
 	var parts []Part
 	if !whole {
@@ -105,8 +105,8 @@ func lexParts(c *hunks.Chunk, src []byte, changed map[int]string, repo fs.FS, wh
 	if dir == "." {
 		dir = ""
 	}
-	for _, sf := range siblings(repo, dir, path.Ext(c.Path), c.Path, nil) {
-		index = append(index, lexDefs(sf.path, sf.data)...)
+	for _, sf := range ix.siblings(repo, dir, path.Ext(c.Path), c.Path, nil) {
+		index = append(index, ix.lexDefsOf(sf.path, sf.data)...)
 	}
 	for _, name := range names {
 		for _, d := range index {

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/org/warden/hunks"
 )
@@ -38,6 +42,96 @@ type Options struct {
 	Repo fs.FS
 	// MaxChars is the budget of all parts' text; 0: DefaultMaxChars.
 	MaxChars int
+	// Index, when set, keeps what was read and parsed for the next chunks
+	// of the same review (one per review); nil: none kept.
+	Index *Index
+}
+
+// Index keeps the directories read and the files parsed by Gather, so
+// that the chunks of one review read and parse each file once. The zero
+// value is ready; it is safe for concurrent use. It holds at most
+// MaxIndexFiles files of MaxIndexBytes per directory read.
+type Index struct {
+	mu    sync.Mutex
+	dirs  map[string][]file
+	decls map[string][]goDecl
+	defs  map[string][]lexDef
+	asts  map[string]parsedGo
+}
+
+type parsedGo struct {
+	fset *token.FileSet
+	f    *ast.File
+	err  error
+}
+
+// parsed is the chunk's own Go file, parsed once per path (the chunks of
+// one file share it; a file's new side does not change within a review).
+func (ix *Index) parsed(p string, src []byte) (*token.FileSet, *ast.File, error) {
+	ix.mu.Lock()
+	pg, ok := ix.asts[p]
+	ix.mu.Unlock()
+	if !ok {
+		pg.fset = token.NewFileSet()
+		pg.f, pg.err = parser.ParseFile(pg.fset, p, src, parser.ParseComments|parser.SkipObjectResolution)
+		ix.mu.Lock()
+		if ix.asts == nil {
+			ix.asts = map[string]parsedGo{}
+		}
+		ix.asts[p] = pg
+		ix.mu.Unlock()
+	}
+	return pg.fset, pg.f, pg.err
+}
+
+func (ix *Index) dir(repo fs.FS, dir, ext string) []file {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	key := dir + "\x00" + ext
+	if fs, ok := ix.dirs[key]; ok {
+		return fs
+	}
+	if ix.dirs == nil {
+		ix.dirs = map[string][]file{}
+	}
+	fs := readDir(repo, dir, ext)
+	ix.dirs[key] = fs
+	return fs
+}
+
+func (ix *Index) goDeclsOf(p string, data []byte, exportedOnly bool) []goDecl {
+	key := fmt.Sprintf("%s\x00%v", p, exportedOnly)
+	ix.mu.Lock()
+	ds, ok := ix.decls[key]
+	ix.mu.Unlock()
+	if ok {
+		return ds
+	}
+	ds = parseDecls(p, data, exportedOnly)
+	ix.mu.Lock()
+	if ix.decls == nil {
+		ix.decls = map[string][]goDecl{}
+	}
+	ix.decls[key] = ds
+	ix.mu.Unlock()
+	return ds
+}
+
+func (ix *Index) lexDefsOf(p string, data []byte) []lexDef {
+	ix.mu.Lock()
+	ds, ok := ix.defs[p]
+	ix.mu.Unlock()
+	if ok {
+		return ds
+	}
+	ds = lexDefs(p, data)
+	ix.mu.Lock()
+	if ix.defs == nil {
+		ix.defs = map[string][]lexDef{}
+	}
+	ix.defs[p] = ds
+	ix.mu.Unlock()
+	return ds
 }
 
 // Kind is what a part is.
@@ -104,15 +198,18 @@ func Gather(c *hunks.Chunk, opts Options) *Context {
 	if err != nil || len(src) == 0 {
 		return out
 	}
+	if opts.Index == nil {
+		opts.Index = &Index{}
+	}
 	changed := changedLines(c)
 	var found []Part
 	if len(src) <= min(WholeFileChars, budget) {
 		found = append(found, Part{Kind: WholeFile, Path: c.Path, StartLine: 1, EndLine: lineCount(src), Text: string(src)})
 	}
 	if strings.HasSuffix(c.Path, ".go") {
-		found = append(found, goParts(c, src, changed, opts.Repo, len(found) > 0)...)
+		found = append(found, goParts(c, src, changed, opts.Repo, opts.Index, len(found) > 0)...)
 	} else {
-		found = append(found, lexParts(c, src, changed, opts.Repo, len(found) > 0)...)
+		found = append(found, lexParts(c, src, changed, opts.Repo, opts.Index, len(found) > 0)...)
 	}
 	seen := map[string]bool{}
 	for _, p := range found {
@@ -177,8 +274,21 @@ type file struct {
 }
 
 // siblings are the files of dir (in repo) with extension ext, other than
-// skip, in name order, bounded by MaxIndexFiles and MaxIndexBytes.
-func siblings(repo fs.FS, dir, ext, skip string, keep func(name string) bool) []file {
+// skip and those keep refuses, in name order, bounded by MaxIndexFiles and
+// MaxIndexBytes.
+func (ix *Index) siblings(repo fs.FS, dir, ext, skip string, keep func(name string) bool) []file {
+	var out []file
+	for _, f := range ix.dir(repo, dir, ext) {
+		if f.path != skip && (keep == nil || keep(path.Base(f.path))) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// readDir reads the files of dir with extension ext, in name order: at most
+// MaxIndexFiles, each at most MaxIndexBytes.
+func readDir(repo fs.FS, dir, ext string) []file {
 	var out []file
 	if repo == nil {
 		return out
@@ -190,7 +300,7 @@ func siblings(repo fs.FS, dir, ext, skip string, keep func(name string) bool) []
 	n := 0
 	for _, e := range entries {
 		p := path.Join(dir, e.Name())
-		if e.IsDir() || path.Ext(e.Name()) != ext || p == skip || (keep != nil && !keep(e.Name())) {
+		if e.IsDir() || path.Ext(e.Name()) != ext {
 			continue
 		}
 		if n++; n > MaxIndexFiles {

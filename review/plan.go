@@ -88,11 +88,15 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	pr := newPrompts(opts.Change, maxTokens)
 	contexts := map[*hunks.Chunk]*related.Context{}
 	if opts.Context != nil {
+		cxo := *opts.Context
+		if cxo.Index == nil {
+			cxo.Index = &related.Index{} // each file read and parsed once per plan
+		}
 		pr.contextOf = func(c *hunks.Chunk) *related.Context {
 			if cx, ok := contexts[c]; ok {
 				return cx
 			}
-			cx := related.Gather(c, *opts.Context)
+			cx := related.Gather(c, cxo)
 			contexts[c] = cx
 			return cx
 		}

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -86,8 +87,9 @@ const (
 )
 
 // NewTape returns the tape of a run in mode; dir is the recording's
-// directory (unused when live). producer names who answers in a recording
-// ("route fast, model gpt-x"); a replay reads it from the entries.
+// directory (unused when live). producer, when set, names who answers (a
+// test's scripted model); "" names each route and its model. A replay
+// reads it from the entries.
 func NewTape(mode Mode, dir, producer string) *Tape {
 	return &Tape{mode: mode, dir: dir, producer: producer, models: map[string]bool{}}
 }
@@ -103,12 +105,17 @@ func (e *missError) Error() string          { return "replay " + e.key[:12] + ":
 func (e *missError) Unwrap() error          { return ErrReplayMiss }
 func (e *missError) Class() execution.Class { return execution.ClassBadRequest }
 
-// Wrap returns the provider that a route uses under the tape.
-func (t *Tape) Wrap(p execution.Provider) execution.Provider { return tapeProvider{t, p} }
+// Wrap returns the provider that route rt uses under the tape. Its answers
+// are recorded as produced by the tape's producer, else by the route
+// ("route NAME, model MODEL").
+func (t *Tape) Wrap(rt execution.Route) execution.Provider {
+	return tapeProvider{t, rt.Provider, cmp.Or(t.producer, fmt.Sprintf("route %s, model %s", rt.Name, rt.Model))}
+}
 
 type tapeProvider struct {
-	t    *Tape
-	next execution.Provider
+	t        *Tape
+	next     execution.Provider
+	producer string
 }
 
 func (tp tapeProvider) Complete(ctx context.Context, req *execution.Request) (*execution.Response, error) {
@@ -131,10 +138,10 @@ func (tp tapeProvider) Complete(ctx context.Context, req *execution.Request) (*e
 	if err != nil {
 		return nil, err
 	}
-	t.add(ms, t.producer)
+	t.add(ms, tp.producer)
 	if t.mode == ModeRecorded {
 		t.write(Entry{Format: RecordingFormat, Key: key, Model: req.Model, AnswerModel: resp.Model, Content: resp.Content,
-			FinishReason: resp.FinishReason, Usage: resp.Usage, DurationMS: ms, Producer: t.producer})
+			FinishReason: resp.FinishReason, Usage: resp.Usage, DurationMS: ms, Producer: tp.producer})
 	}
 	return resp, nil
 }

@@ -137,7 +137,7 @@ func Run(ctx context.Context, cases []*Case, opts Options) (*Result, error) {
 		res.Cases = append(res.Cases, CaseInfo{Name: c.Name, Clean: c.Clean(), Synthetic: c.Meta.Synthetic, Changed: c.Changed, Known: len(c.Meta.Findings)})
 	}
 	for _, rt := range opts.Routes {
-		rt.Provider = tape.Wrap(rt.Provider)
+		rt.Provider = tape.Wrap(rt)
 		for _, sk := range opts.Skills {
 			s := Score{Skill: sk.Name, Route: rt.Name, Model: rt.Model, PerCase: []CaseScore{}}
 			for _, c := range cases {

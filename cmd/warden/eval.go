@@ -123,16 +123,12 @@ func runEval(ctx context.Context, e *env, args []string) (int, error) {
 	if len(routes) == 1 && routes[0].Name == "none" {
 		return exitUsage, usagef("eval: no model route to score: add [[routes]] to warden.toml (--replay needs the routes it was recorded on)")
 	}
-	var producers []string
-	for _, rt := range routes {
-		producers = append(producers, fmt.Sprintf("route %s, model %s", rt.Name, rt.Model))
-	}
-	tape := eval.NewTape(eval.ModeLive, "", strings.Join(producers, "; "))
+	tape := eval.NewTape(eval.ModeLive, "", "")
 	switch {
 	case replay:
 		tape = eval.NewTape(eval.ModeReplayed, abs(o.replay), "")
 	case o.record != "":
-		tape = eval.NewTape(eval.ModeRecorded, abs(o.record), strings.Join(producers, "; "))
+		tape = eval.NewTape(eval.ModeRecorded, abs(o.record), "")
 	}
 	logger := slog.New(slog.DiscardHandler)
 	if o.verbose {

@@ -260,3 +260,33 @@ func TestContextFromTheCase(t *testing.T) {
 		t.Errorf("%d prompts, none with stats/sum.go whole", len(prompts))
 	}
 }
+
+// TestCorruptRecording: an entry that does not parse, names another key or
+// another format is a miss (the item fails and says so), never an answer.
+func TestCorruptRecording(t *testing.T) {
+	t.Parallel()
+	rec := t.TempDir()
+	good := skillsOf(t, shipped)
+	runEval(t, good, scriptedRoute(t), eval.NewTape(eval.ModeRecorded, rec, evalmodel.Producer))
+	var entries []string
+	filepath.WalkDir(rec, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			entries = append(entries, p)
+		}
+		return nil
+	})
+	if len(entries) != 5 {
+		t.Fatalf("%d entries recorded, want 5", len(entries))
+	}
+	b, err := os.ReadFile(entries[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(entries[0], []byte("{not json"), 0o644)
+	os.WriteFile(entries[1], []byte(strings.Replace(string(b), eval.RecordingFormat, "warden.eval.recording/v0", 1)), 0o644)
+	os.WriteFile(entries[2], b, 0o644) // entry 1's text under entry 2's key
+	s := runEval(t, good, replayRoute(), eval.NewTape(eval.ModeReplayed, rec, "")).Scores[0]
+	if s.Failed != 3 || s.Misses < 3 || s.Items != 5 {
+		t.Errorf("corrupt recording: %d of %d items failed, %d misses; want 3 failed", s.Failed, s.Items, s.Misses)
+	}
+}

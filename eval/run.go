@@ -186,6 +186,12 @@ func runCase(ctx context.Context, c *Case, sk *skills.Skill, rt execution.Route,
 	}
 	rep := review.Run(ctx, plan, eng, ro)
 	modelMS, misses := tape.take()
+	s.add(c, rep, opts.Verify, modelMS, misses)
+	return nil
+}
+
+// add scores one case's report into s.
+func (s *Score) add(c *Case, rep *review.Report, verify review.VerifyMode, modelMS int64, misses int) {
 	cs := CaseScore{Case: c.Name}
 	s.Cases++
 	s.Items += len(rep.Items)
@@ -202,7 +208,7 @@ func runCase(ctx context.Context, c *Case, sk *skills.Skill, rt execution.Route,
 	s.ModelTimeMS += modelMS
 	if v := rep.Verification; v != nil {
 		s.Rejected += v.Rejected
-		if opts.Verify == review.VerifyRequired {
+		if verify == review.VerifyRequired {
 			for _, it := range rep.Items {
 				if it.Status == review.StatusReviewed && it.Unverified > 0 {
 					cs.Failed++ // required verification missing: not a complete score
@@ -240,7 +246,6 @@ func runCase(ctx context.Context, c *Case, sk *skills.Skill, rt execution.Route,
 		s.CleanChanged += c.Changed
 	}
 	s.PerCase = append(s.PerCase, cs)
-	return nil
 }
 
 // near reports whether f's lines come within slack lines of start..end of

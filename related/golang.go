@@ -78,8 +78,22 @@ func goParts(c *hunks.Chunk, src []byte, changed map[int]string, repo fs.FS, ix 
 			}
 		}
 	}
-	// What the changed lines use, in order: plain names, and pkg.Name of
-	// the file's imports.
+	uses := goUses(fset, f, changed)
+	test := strings.HasSuffix(c.Path, "_test.go")
+	local := own
+	for _, sf := range ix.siblings(repo, goDir(c.Path), ".go", c.Path, func(name string) bool { return test || !strings.HasSuffix(name, "_test.go") }) {
+		local = append(local, ix.goDeclsOf(sf.path, sf.data, false)...)
+	}
+	return append(parts, ix.goDeclarations(uses, local, repo)...)
+}
+
+// goUse is a name the changed lines use: pkg is the import path of a
+// pkg.Name of the file's imports, empty for a plain name.
+type goUse struct{ pkg, name string }
+
+// goUses is what the changed lines use, in order: plain names, and pkg.Name
+// of the file's imports.
+func goUses(fset *token.FileSet, f *ast.File, changed map[int]string) []goUse {
 	imports := map[string]string{} // local name → import path
 	for _, im := range f.Imports {
 		p, _ := strconv.Unquote(im.Path.Value)
@@ -89,10 +103,9 @@ func goParts(c *hunks.Chunk, src []byte, changed map[int]string, repo fs.FS, ix 
 		}
 		imports[name] = p
 	}
-	type use struct{ pkg, name string }
-	var uses []use
-	seen := map[use]bool{}
-	add := func(u use) {
+	var uses []goUse
+	seen := map[goUse]bool{}
+	add := func(u goUse) {
 		if !seen[u] {
 			seen[u] = true
 			uses = append(uses, u)
@@ -108,26 +121,33 @@ func goParts(c *hunks.Chunk, src []byte, changed map[int]string, repo fs.FS, ix 
 			}
 			if x, ok := n.X.(*ast.Ident); ok && imports[x.Name] != "" {
 				sels[x] = true
-				add(use{imports[x.Name], n.Sel.Name})
+				add(goUse{imports[x.Name], n.Sel.Name})
 			} else {
-				add(use{"", n.Sel.Name}) // a method or field: by its name
+				add(goUse{"", n.Sel.Name}) // a method or field: by its name
 			}
 		case *ast.Ident:
 			if _, ok := changed[fset.Position(n.Pos()).Line]; ok && !sels[n] && types.Universe.Lookup(n.Name) == nil {
-				add(use{"", n.Name})
+				add(goUse{"", n.Name})
 			}
 		}
 		return true
 	})
-	dir := path.Dir(c.Path)
-	if dir == "." {
-		dir = ""
+	return uses
+}
+
+// goDir is the repository directory of a file's package ("" at the root).
+func goDir(file string) string {
+	if dir := path.Dir(file); dir != "." {
+		return dir
 	}
-	test := strings.HasSuffix(c.Path, "_test.go")
-	local := own
-	for _, sf := range ix.siblings(repo, dir, ".go", c.Path, func(name string) bool { return test || !strings.HasSuffix(name, "_test.go") }) {
-		local = append(local, ix.goDeclsOf(sf.path, sf.data, false)...)
-	}
+	return ""
+}
+
+// goDeclarations are the declarations of uses: plain names among local (the
+// package's own), pkg.Name in the module's other packages, each package read
+// once.
+func (ix *Index) goDeclarations(uses []goUse, local []goDecl, repo fs.FS) []Part {
+	var parts []Part
 	module := goModule(repo)
 	other := map[string][]goDecl{}
 	for _, u := range uses {

@@ -76,13 +76,9 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	if len(opts.Skills) == 0 {
 		return nil, fmt.Errorf("plan: no skill selected")
 	}
-	filters := make([]*hunks.PathFilter, len(opts.Skills))
-	for i, sk := range opts.Skills {
-		f, err := hunks.NewPathFilter(sk.Paths, sk.Ignore)
-		if err != nil {
-			return nil, fmt.Errorf("skill %q: %w", sk.Name, err)
-		}
-		filters[i] = f
+	filters, err := skillFilters(opts.Skills)
+	if err != nil {
+		return nil, err
 	}
 	maxTokens := opts.MaxTokens
 	if maxTokens <= 0 {
@@ -90,21 +86,7 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	}
 	first := eng.Routes()[0]
 	pr := newPrompts(opts.Change, maxTokens)
-	contexts := map[*hunks.Chunk]*related.Context{}
-	if opts.Context != nil {
-		cxo := *opts.Context
-		if cxo.Index == nil {
-			cxo.Index = &related.Index{} // each file read and parsed once per plan
-		}
-		pr.contextOf = func(c *hunks.Chunk) *related.Context {
-			if cx, ok := contexts[c]; ok {
-				return cx
-			}
-			cx := related.Gather(c, cxo)
-			contexts[c] = cx
-			return cx
-		}
-	}
+	contexts := pr.gatherContexts(opts.Context)
 	p := &Plan{}
 	for _, ig := range hp.Ignored {
 		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason})
@@ -152,4 +134,40 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 		}
 	}
 	return p, nil
+}
+
+// skillFilters are the path filters of skills, by index.
+func skillFilters(sks []*skills.Skill) ([]*hunks.PathFilter, error) {
+	filters := make([]*hunks.PathFilter, len(sks))
+	for i, sk := range sks {
+		f, err := hunks.NewPathFilter(sk.Paths, sk.Ignore)
+		if err != nil {
+			return nil, fmt.Errorf("skill %q: %w", sk.Name, err)
+		}
+		filters[i] = f
+	}
+	return filters, nil
+}
+
+// gatherContexts makes p give each chunk its context beyond the hunk, when
+// o is set, gathered once per chunk into the map it returns (empty when o is
+// nil).
+func (p *prompts) gatherContexts(o *related.Options) map[*hunks.Chunk]*related.Context {
+	contexts := map[*hunks.Chunk]*related.Context{}
+	if o == nil {
+		return contexts
+	}
+	cxo := *o
+	if cxo.Index == nil {
+		cxo.Index = &related.Index{} // each file read and parsed once per plan
+	}
+	p.contextOf = func(c *hunks.Chunk) *related.Context {
+		if cx, ok := contexts[c]; ok {
+			return cx
+		}
+		cx := related.Gather(c, cxo)
+		contexts[c] = cx
+		return cx
+	}
+	return contexts
 }

@@ -178,47 +178,11 @@ func verifyFindings(ctx context.Context, start time.Time, p *Plan, eng *executio
 	if opts.Verify == "" || opts.Verify == VerifyOff {
 		return findings
 	}
-	v := &Verification{Mode: opts.Verify, RejectedFindings: []Finding{}}
-	r.Verification = v
-	// Group the shown findings by chunk, in plan order.
-	type group struct {
-		chunk *hunks.Chunk
-		idx   []int // into findings
-	}
-	var groups []*group
-	byChunk := map[*hunks.Chunk]*group{}
-	for k := range findings {
-		if !findings[k].Severity.ShownAt(opts.ReportOn) {
-			continue
-		}
-		c := p.Items[from[k]].Chunk
-		g := byChunk[c]
-		if g == nil {
-			g = &group{chunk: c}
-			byChunk[c] = g
-			groups = append(groups, g)
-		}
-		g.idx = append(g.idx, k)
-	}
-	notVerified := func(ks []int, why string) {
-		for _, k := range ks {
-			findings[k].Verification, findings[k].VerificationReason = NotVerified, why
-			v.NotVerified++
-			if opts.Verify == VerifyRequired {
-				r.Items[from[k]].Unverified++
-			}
-		}
-	}
-	if len(groups) == 0 {
-		v.Skipped = "no findings to verify"
-		return findings
-	}
-	all := func() []int {
-		var ks []int
-		for _, g := range groups {
-			ks = append(ks, g.idx...)
-		}
-		return ks
+	vr := &verifier{opts: opts, r: r, findings: findings, from: from, v: &Verification{Mode: opts.Verify, RejectedFindings: []Finding{}}}
+	r.Verification = vr.v
+	vr.group(p)
+	if len(vr.groups) == 0 {
+		return vr.skip("no findings to verify")
 	}
 	routes := eng.Routes()
 	if opts.VerifyRoute != "" {
@@ -229,98 +193,20 @@ func verifyFindings(ctx context.Context, start time.Time, p *Plan, eng *executio
 			}
 		}
 		if routes == nil { // Prepare checks the name; a caller of Run may not have
-			v.Skipped = fmt.Sprintf("no route %q", opts.VerifyRoute)
-			notVerified(all(), v.Skipped)
-			return findings
+			return vr.skip(fmt.Sprintf("no route %q", opts.VerifyRoute))
 		}
 	}
-	maxTokens := cmp.Or(opts.MaxTokens, DefaultMaxTokens)
-	items := make([]execution.Item, len(groups))
-	var longest time.Duration
-	for gi, g := range groups {
-		fs := make([]*Finding, len(g.idx))
-		for i, k := range g.idx {
-			fs[i] = &findings[k]
-		}
-		items[gi] = execution.Item{Request: verifyRequest(g.chunk, opts.Change, fs, maxTokens), Accept: acceptVerdicts}
-		_, eff, err := eng.Timeout(routes[0], items[gi].Request)
-		if err != nil {
-			v.Skipped = "verification request: " + err.Error()
-			notVerified(all(), v.Skipped)
-			return findings
-		}
-		longest = max(longest, eff)
-	}
-	pol := eng.Policy()
-	windowEnd := start.Add(pol.Budget - pol.Reserve)
-	remaining := time.Until(windowEnd)
-	threshold := VerifyBudgetFactor * longest
-	v.RemainingMS, v.ThresholdMS = remaining.Milliseconds(), threshold.Milliseconds()
-	if remaining < threshold {
-		v.Skipped = fmt.Sprintf("budget: %s left before the publish reserve, verification needs %d × %s", remaining.Round(time.Second), VerifyBudgetFactor, longest.Round(time.Second))
-		notVerified(all(), v.Skipped)
-		return findings
-	}
-	// A second engine over the same routes, whose window ends where the
-	// review's does and whose caps are what the review left.
-	pol.Budget = time.Until(windowEnd) + pol.Reserve
-	if pol.MaxCostUSD > 0 {
-		if pol.MaxCostUSD -= r.Usage.CostUSD; pol.MaxCostUSD <= 0 {
-			v.Skipped = "cost cap: the primary items spent it"
-			notVerified(all(), v.Skipped)
-			return findings
-		}
-	}
-	if pol.MaxTotalTokens > 0 {
-		if pol.MaxTotalTokens -= r.Usage.PromptTokens + r.Usage.CompletionTokens; pol.MaxTotalTokens <= 0 {
-			v.Skipped = "token cap: the primary items spent it"
-			notVerified(all(), v.Skipped)
-			return findings
-		}
-	}
-	veng, err := execution.New(routes, pol, execution.Options{})
+	items, longest, err := vr.requests(eng, routes[0])
 	if err != nil {
-		v.Skipped = err.Error()
-		notVerified(all(), v.Skipped)
-		return findings
+		return vr.skip("verification request: " + err.Error())
 	}
-	v.Ran, v.Requests = true, len(items)
-	results := veng.Run(ctx, items, nil)
-	idx := indexRoutes(veng)
-	rejected := map[int]bool{}
-	for gi, res := range results {
-		for _, a := range res.Attempts {
-			cost := idx.routes[a.Route].Cost(a.Usage)
-			r.Usage.PromptTokens += a.Usage.PromptTokens
-			r.Usage.CompletionTokens += a.Usage.CompletionTokens
-			r.Usage.CachedTokens += a.Usage.CachedTokens
-			r.Usage.CostUSD += cost
-		}
-		g := groups[gi]
-		if res.Status != execution.StatusDone {
-			notVerified(g.idx, "verification request "+cmp.Or(res.Reason, res.Class.String()))
-			continue
-		}
-		verdicts, _ := parseVerdicts(res.Response.Content) // Accept read it
-		got := map[int]verdict{}
-		for _, vd := range verdicts {
-			got[vd.ID] = vd
-		}
-		for i, k := range g.idx {
-			vd, ok := got[i+1]
-			switch {
-			case !ok:
-				notVerified([]int{k}, "the verifier gave no verdict on it")
-			case vd.Verdict == "reject":
-				findings[k].Verification, findings[k].VerificationReason = Rejected, truncate(OneLine(vd.Reason), 300)
-				rejected[k] = true
-				v.Rejected++
-			default:
-				findings[k].Verification, findings[k].VerificationReason = Verified, truncate(OneLine(vd.Reason), 300)
-				v.Verified++
-			}
-		}
+	veng, why := vr.engine(start, eng, routes, longest)
+	if veng == nil {
+		return vr.skip(why)
 	}
+	vr.v.Ran, vr.v.Requests = true, len(items)
+	rejected := vr.record(veng.Run(ctx, items, nil), indexRoutes(veng))
+	v := vr.v
 	if v.NotVerified > 0 && v.Skipped == "" {
 		v.Skipped = fmt.Sprintf("%d findings not verified (see each finding's reason)", v.NotVerified)
 	}
@@ -334,4 +220,151 @@ func verifyFindings(ctx context.Context, start time.Time, p *Plan, eng *executio
 		keep = append(keep, f)
 	}
 	return keep
+}
+
+// verifier is the state of one verification pass over a report's findings.
+type verifier struct {
+	opts     Options
+	r        *Report
+	findings []Finding
+	from     []int // from[k] is the work item findings[k] came from
+	v        *Verification
+	groups   []*verifyGroup
+}
+
+// verifyGroup is the shown findings of one chunk.
+type verifyGroup struct {
+	chunk *hunks.Chunk
+	idx   []int // into findings
+}
+
+// group groups the shown findings by chunk, in plan order.
+func (vr *verifier) group(p *Plan) {
+	byChunk := map[*hunks.Chunk]*verifyGroup{}
+	for k := range vr.findings {
+		if !vr.findings[k].Severity.ShownAt(vr.opts.ReportOn) {
+			continue
+		}
+		c := p.Items[vr.from[k]].Chunk
+		g := byChunk[c]
+		if g == nil {
+			g = &verifyGroup{chunk: c}
+			byChunk[c] = g
+			vr.groups = append(vr.groups, g)
+		}
+		g.idx = append(g.idx, k)
+	}
+}
+
+// notVerified marks findings ks not verified, for why.
+func (vr *verifier) notVerified(ks []int, why string) {
+	for _, k := range ks {
+		vr.findings[k].Verification, vr.findings[k].VerificationReason = NotVerified, why
+		vr.v.NotVerified++
+		if vr.opts.Verify == VerifyRequired {
+			vr.r.Items[vr.from[k]].Unverified++
+		}
+	}
+}
+
+// skip skips the whole pass for why: every grouped finding is not verified.
+func (vr *verifier) skip(why string) []Finding {
+	vr.v.Skipped = why
+	for _, g := range vr.groups {
+		vr.notVerified(g.idx, why)
+	}
+	return vr.findings
+}
+
+// requests are the verification requests, one per group, and the longest
+// effective timeout of one on route rt.
+func (vr *verifier) requests(eng *execution.Engine, rt execution.Route) ([]execution.Item, time.Duration, error) {
+	maxTokens := cmp.Or(vr.opts.MaxTokens, DefaultMaxTokens)
+	items := make([]execution.Item, len(vr.groups))
+	var longest time.Duration
+	for gi, g := range vr.groups {
+		fs := make([]*Finding, len(g.idx))
+		for i, k := range g.idx {
+			fs[i] = &vr.findings[k]
+		}
+		items[gi] = execution.Item{Request: verifyRequest(g.chunk, vr.opts.Change, fs, maxTokens), Accept: acceptVerdicts}
+		_, eff, err := eng.Timeout(rt, items[gi].Request)
+		if err != nil {
+			return nil, 0, err
+		}
+		longest = max(longest, eff)
+	}
+	return items, longest, nil
+}
+
+// engine is a second engine over routes, whose window ends where the
+// review's does and whose caps are what the review left; nil and why when
+// the remaining budget or caps do not hold the pass.
+func (vr *verifier) engine(start time.Time, eng *execution.Engine, routes []execution.Route, longest time.Duration) (*execution.Engine, string) {
+	v, r := vr.v, vr.r
+	pol := eng.Policy()
+	windowEnd := start.Add(pol.Budget - pol.Reserve)
+	remaining := time.Until(windowEnd)
+	threshold := VerifyBudgetFactor * longest
+	v.RemainingMS, v.ThresholdMS = remaining.Milliseconds(), threshold.Milliseconds()
+	if remaining < threshold {
+		return nil, fmt.Sprintf("budget: %s left before the publish reserve, verification needs %d × %s", remaining.Round(time.Second), VerifyBudgetFactor, longest.Round(time.Second))
+	}
+	pol.Budget = time.Until(windowEnd) + pol.Reserve
+	if pol.MaxCostUSD > 0 {
+		if pol.MaxCostUSD -= r.Usage.CostUSD; pol.MaxCostUSD <= 0 {
+			return nil, "cost cap: the primary items spent it"
+		}
+	}
+	if pol.MaxTotalTokens > 0 {
+		if pol.MaxTotalTokens -= r.Usage.PromptTokens + r.Usage.CompletionTokens; pol.MaxTotalTokens <= 0 {
+			return nil, "token cap: the primary items spent it"
+		}
+	}
+	veng, err := execution.New(routes, pol, execution.Options{})
+	if err != nil {
+		return nil, err.Error()
+	}
+	return veng, ""
+}
+
+// record adds the verification requests' usage to the report and each
+// verdict to its finding; it returns the rejected findings' indexes.
+func (vr *verifier) record(results []execution.Result, idx routeIndex) map[int]bool {
+	r, v := vr.r, vr.v
+	rejected := map[int]bool{}
+	for gi, res := range results {
+		for _, a := range res.Attempts {
+			cost := idx.routes[a.Route].Cost(a.Usage)
+			r.Usage.PromptTokens += a.Usage.PromptTokens
+			r.Usage.CompletionTokens += a.Usage.CompletionTokens
+			r.Usage.CachedTokens += a.Usage.CachedTokens
+			r.Usage.CostUSD += cost
+		}
+		g := vr.groups[gi]
+		if res.Status != execution.StatusDone {
+			vr.notVerified(g.idx, "verification request "+cmp.Or(res.Reason, res.Class.String()))
+			continue
+		}
+		verdicts, _ := parseVerdicts(res.Response.Content) // Accept read it
+		got := map[int]verdict{}
+		for _, vd := range verdicts {
+			got[vd.ID] = vd
+		}
+		for i, k := range g.idx {
+			vd, ok := got[i+1]
+			switch {
+			case !ok:
+				vr.notVerified([]int{k}, "the verifier gave no verdict on it")
+			case vd.Verdict == "reject":
+				vr.findings[k].Verification, vr.findings[k].VerificationReason = Rejected, truncate(OneLine(vd.Reason), 300)
+				rejected[k] = true
+				v.Rejected++
+			default:
+				vr.findings[k].Verification, vr.findings[k].VerificationReason = Verified, truncate(OneLine(vd.Reason), 300)
+				v.Verified++
+			}
+		}
+	}
+	return rejected
 }

@@ -10,10 +10,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/org/warden/eval"
-	"github.com/org/warden/review"
 )
 
 // evalOptions are the flags of `warden eval`.
@@ -58,7 +58,7 @@ func parseEvalFlags(args []string, stderr io.Writer) (*evalOptions, error) {
 		return nil, usagef("eval: no corpus: name one or more case directories, or directories of cases")
 	case o.replay != "" && o.record != "":
 		return nil, usagef("eval: --replay and --record cannot be used together")
-	case o.format != "text" && o.format != "json" && o.format != "markdown":
+	case !slices.Contains(eval.Formats, o.format):
 		return nil, usagef("eval: --format %q: want text, json or markdown", o.format)
 	case o.th.Ratio < 0 || o.th.Ratio > 1:
 		return nil, usagef("eval: --max-regression %v: want a fraction from 0 to 1", o.th.Ratio)
@@ -76,82 +76,40 @@ func runEval(ctx context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	abs := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(e.dir, p)
-	}
 	cfg, err := loadConfigFlag(e, o.config)
 	if err != nil {
 		return exitUsage, err
 	}
-	for i, p := range o.corpus {
-		o.corpus[i] = abs(p)
-	}
-	cases, err := eval.LoadCorpus(o.corpus)
+	ec := evalConfig(e, o, cfg)
+	prep, err := eval.Prepare(ec)
 	if err != nil {
 		return exitUsage, &usageError{err}
 	}
-	var base *eval.Result
-	if o.baseline != "" {
-		if base, err = eval.ReadResult(abs(o.baseline)); err != nil {
-			return exitUsage, &usageError{err}
-		}
-	}
-	configured := make([]review.SkillSetting, len(cfg.Skills))
-	for i, sk := range cfg.Skills {
-		configured[i] = review.SkillSetting{Name: sk.Name, Paths: sk.Paths, Ignore: sk.Ignore}
-	}
-	chosen, unused, err := review.ChooseSkills(os.DirFS(cmp.Or(abs(o.skillsDir), e.root, e.dir)), configured, o.skills)
-	if err != nil {
-		return exitUsage, &usageError{err}
-	}
-	for _, p := range unused {
+	for _, p := range prep.Unused {
 		fmt.Fprintf(e.stderr, "warden: warning: skill not used, not loaded: %s\n", oneLine(p.Error()))
 	}
-	replay := o.replay != ""
-	if replay {
-		if fi, err := os.Stat(abs(o.replay)); err != nil || !fi.IsDir() {
+	if o.replay != "" {
+		if fi, err := os.Stat(ec.Replay); err != nil || !fi.IsDir() {
 			return exitUsage, usagef("eval: --replay %s: not a directory of recorded answers", o.replay)
 		}
 	}
-	routes, err := buildRoutes(cfg, e.getenv, !replay)
+	routes, err := buildRoutes(cfg, e.getenv, o.replay == "")
 	if err != nil {
 		return exitUsage, err
 	}
 	if len(routes) == 1 && routes[0].Name == "none" {
 		return exitUsage, usagef("eval: no model route to score: add [[routes]] to warden.toml (--replay needs the routes it was recorded on)")
 	}
-	tape := eval.NewTape(eval.ModeLive, "", "")
-	switch {
-	case replay:
-		tape = eval.NewTape(eval.ModeReplayed, abs(o.replay), "")
-	case o.record != "":
-		tape = eval.NewTape(eval.ModeRecorded, abs(o.record), "")
-	}
-	logger := slog.New(slog.DiscardHandler)
-	if o.verbose {
-		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
-	}
-	res, err := eval.Run(ctx, cases, eval.Options{Skills: chosen, Routes: routes, Policy: cfg.Policy(), MaxTokens: cfg.Review.MaxTokens, Tape: tape, Logger: logger, Verify: cfg.Setup().Verify, Context: cfg.ContextOptions(nil)})
+	res, err := eval.Run(ctx, prep.Cases, ec.Options(prep, routes))
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitInterrupted, errInterrupted
 		}
 		return exitUsage, err
 	}
-	var cmpr *eval.Comparison
-	if base != nil {
-		c := eval.Compare(base, res, o.th)
-		cmpr = &c
-	}
+	cmpr, incomplete := prep.Judge(res, o.th)
 	if err := writeEval(e, o, res, cmpr); err != nil {
 		return exitUsage, err
-	}
-	incomplete := 0
-	for _, s := range res.Scores {
-		incomplete += s.Failed
 	}
 	switch {
 	case cmpr != nil && len(cmpr.Regressions) > 0:
@@ -164,19 +122,32 @@ func runEval(ctx context.Context, e *env, args []string) (int, error) {
 	return exitOK, nil
 }
 
-func writeEval(e *env, o *evalOptions, res *eval.Result, c *eval.Comparison) error {
-	write := eval.WriteText
-	switch o.format {
-	case "json":
-		write = eval.WriteJSON
-	case "markdown":
-		write = eval.WriteMarkdown
+// evalConfig is the run's eval.Config: the flags' paths made absolute
+// under the working directory, and the configuration's part.
+func evalConfig(e *env, o *evalOptions, cfg *fileConfig) eval.Config {
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(e.dir, p)
 	}
+	for i, p := range o.corpus {
+		o.corpus[i] = abs(p)
+	}
+	ec := eval.Config{Corpus: o.corpus, Baseline: abs(o.baseline), Skills: os.DirFS(cmp.Or(abs(o.skillsDir), e.root, e.dir)), Only: o.skills,
+		Setup: cfg.Setup(), Context: cfg.ContextOptions(nil), Replay: abs(o.replay), Record: abs(o.record), Logger: slog.New(slog.DiscardHandler)}
+	if o.verbose {
+		ec.Logger = slog.New(slog.NewTextHandler(e.stderr, nil))
+	}
+	return ec
+}
+
+func writeEval(e *env, o *evalOptions, res *eval.Result, c *eval.Comparison) error {
 	if o.output == "" {
-		return write(e.stdout, res, c)
+		return eval.Write(e.stdout, o.format, res, c)
 	}
 	var b strings.Builder
-	if err := write(&b, res, c); err != nil {
+	if err := eval.Write(&b, o.format, res, c); err != nil {
 		return err
 	}
 	path := o.output

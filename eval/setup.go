@@ -1,0 +1,104 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+
+	"github.com/org/warden/execution"
+	"github.com/org/warden/related"
+	"github.com/org/warden/review"
+	"github.com/org/warden/skills"
+)
+
+// Config is what one eval run takes from the wiring: where the corpus,
+// the baseline, the skills and the recording are, and the configuration's
+// part of a review's setup.
+type Config struct {
+	Corpus   []string // case directories, or directories of cases
+	Baseline string   // a JSON result (WriteJSON) to compare with; "" for none
+	Skills   fs.FS    // the repository root whose skills are scored, with the built-ins
+	Only     []string // score only these skills; none: every configured one
+	// Setup is the configuration's part: the configured skills, the
+	// engine's policy, the answer cap and the verification mode.
+	Setup   review.Setup
+	Context *related.Options // context beyond the hunk; nil for none
+	Replay  string           // answer every request from this recording
+	Record  string           // save every model answer here (not with Replay)
+	Logger  *slog.Logger
+}
+
+// Prepared is what a run scores: the corpus's cases, the chosen skills
+// (with the problems of skills not chosen, for warnings) and the baseline.
+type Prepared struct {
+	Cases    []*Case
+	Skills   []*skills.Skill
+	Unused   skills.Problems
+	Baseline *Result // nil when Config.Baseline is ""
+}
+
+// Prepare loads the corpus, the baseline and the skills, in that order;
+// the first problem is the error.
+func Prepare(c Config) (*Prepared, error) {
+	cases, err := LoadCorpus(c.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	p := &Prepared{Cases: cases}
+	if c.Baseline != "" {
+		if p.Baseline, err = ReadResult(c.Baseline); err != nil {
+			return nil, err
+		}
+	}
+	if p.Skills, p.Unused, err = review.ChooseSkills(c.Skills, c.Setup.Configured, c.Only); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Options are the run's options on routes: the prepared skills, the
+// configuration's policy, answer cap, verification and context, and a tape
+// that replays, records or (neither set) only counts.
+func (c Config) Options(p *Prepared, routes []execution.Route) Options {
+	tape := NewTape(ModeLive, "", "")
+	switch {
+	case c.Replay != "":
+		tape = NewTape(ModeReplayed, c.Replay, "")
+	case c.Record != "":
+		tape = NewTape(ModeRecorded, c.Record, "")
+	}
+	return Options{Skills: p.Skills, Routes: routes, Policy: c.Setup.Policy, MaxTokens: c.Setup.MaxTokens,
+		Tape: tape, Logger: c.Logger, Verify: c.Setup.Verify, Context: c.Context}
+}
+
+// Judge compares res with the baseline, when there is one (nil otherwise),
+// and counts the items that got no answer (the scores are incomplete when
+// any did).
+func (p *Prepared) Judge(res *Result, th Thresholds) (c *Comparison, incomplete int) {
+	if p.Baseline != nil {
+		cmp := Compare(p.Baseline, res, th)
+		c = &cmp
+	}
+	for _, s := range res.Scores {
+		incomplete += s.Failed
+	}
+	return c, incomplete
+}
+
+// Formats are the renderings Write knows.
+var Formats = []string{"text", "json", "markdown"}
+
+// Write renders the result (and the comparison, when there is one) in
+// format, one of Formats.
+func Write(w io.Writer, format string, r *Result, c *Comparison) error {
+	switch format {
+	case "text":
+		return WriteText(w, r, c)
+	case "json":
+		return WriteJSON(w, r, c)
+	case "markdown":
+		return WriteMarkdown(w, r, c)
+	}
+	return fmt.Errorf("format %q: want text, json or markdown", format)
+}

@@ -4,7 +4,7 @@
 // plain values: execution's policy and routes, review's thresholds and skill
 // settings, hunks' filters. It reads no environment and no process state:
 // callers pass bytes (or an fs.FS) and a name, and a getenv for the
-// environment's quick route. It must not import cmd/warden, action or any
+// environment's quick route and the local results cache. It must not import cmd/warden, action or any
 // sink.
 package config
 

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -116,7 +115,7 @@ func runReview(ctx context.Context, e *env, args []string) (int, error) {
 		return exitUsage, err
 	}
 	job, err := planReview(e, cfg, ch, reviewSettings{thresholds: o.failOn.settings(), skills: o.skills, dryRun: o.dryRun, verbose: o.verbose,
-		cache: localResultsCache(e.getenv)})
+		cache: config.LocalResultsCache(e.getenv)})
 	if err != nil {
 		return exitUsage, err
 	}
@@ -298,29 +297,4 @@ type noProvider struct{}
 
 func (noProvider) Complete(context.Context, *execution.Request) (*execution.Response, error) {
 	return nil, errors.New("no model route configured")
-}
-
-// localResultsCache is the results cache of `warden review`: answers
-// already paid for are reused when the same chunk, skill, model and prompt
-// come again. It lives in WARDEN_RESULTS_CACHE_DIR, else the user's cache
-// directory ($XDG_CACHE_HOME/warden/results, ~/.cache/warden/results;
-// ~/Library/Caches/warden/results on macOS). WARDEN_RESULTS_CACHE=off, or
-// no such directory, means none.
-func localResultsCache(getenv func(string) string) *review.Cache {
-	if strings.EqualFold(strings.TrimSpace(getenv("WARDEN_RESULTS_CACHE")), "off") {
-		return nil
-	}
-	dir := strings.TrimSpace(getenv("WARDEN_RESULTS_CACHE_DIR"))
-	switch {
-	case dir != "":
-	case getenv("XDG_CACHE_HOME") != "":
-		dir = filepath.Join(getenv("XDG_CACHE_HOME"), "warden", "results")
-	case getenv("HOME") != "" && runtime.GOOS == "darwin":
-		dir = filepath.Join(getenv("HOME"), "Library", "Caches", "warden", "results")
-	case getenv("HOME") != "":
-		dir = filepath.Join(getenv("HOME"), ".cache", "warden", "results")
-	default:
-		return nil
-	}
-	return &review.Cache{Dir: dir, Domain: "local"}
 }

@@ -17,7 +17,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/org/warden/action"
 	"github.com/org/warden/config"
 	"github.com/org/warden/execution"
 	"github.com/org/warden/execution/openai"
@@ -279,14 +278,14 @@ func routeConfigs(cfg *fileConfig, getenv func(string) string, needKeys bool) ([
 }
 
 // routeKey reads a route's key from its variable; with needKeys, an unset
-// variable is an *action.MissingKeyError naming it.
+// variable is a *review.MissingKeyError naming it.
 func routeKey(rc routeConfig, getenv func(string) string, needKeys bool) (execution.Secret, error) {
 	if rc.APIKeyEnv == "" {
 		return "", nil
 	}
 	key := execution.Secret(getenv(rc.APIKeyEnv))
 	if key == "" && needKeys {
-		return "", &usageError{&action.MissingKeyError{Route: rc.Name, Env: rc.APIKeyEnv}}
+		return "", &usageError{&review.MissingKeyError{Route: rc.Name, Env: rc.APIKeyEnv}}
 	}
 	return key, nil
 }

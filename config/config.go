@@ -98,13 +98,19 @@ type retryConfig struct {
 	RateLimitBackoff duration   `toml:"rate_limit_backoff"`
 	MaxRetryAfter    duration   `toml:"max_retry_after"`
 	BudgetRatio      *float64   `toml:"budget_ratio"`
+	MaxPerItem       *int       `toml:"max_per_item"` // retries per item across all routes (issue 11)
 }
 
 type routeConfig struct {
-	Name               string   `toml:"name"`
-	BaseURL            string   `toml:"base_url"`
-	Model              string   `toml:"model"`
-	APIKeyEnv          string   `toml:"api_key_env"`
+	Name      string `toml:"name"`
+	BaseURL   string `toml:"base_url"`
+	Model     string `toml:"model"`
+	APIKeyEnv string `toml:"api_key_env"`
+	// ProbeAPIKeyEnv and ProbeModel are what `warden probe` sends with (a
+	// probe-designated key, as the LiteLLM standard asks); empty: the
+	// route's own, with a warning.
+	ProbeAPIKeyEnv     string   `toml:"probe_api_key_env"`
+	ProbeModel         string   `toml:"probe_model"`
 	MaxConcurrency     int      `toml:"max_concurrency"`
 	RequestTimeout     duration `toml:"request_timeout"`
 	ResponseHealing    bool     `toml:"response_healing"`
@@ -119,6 +125,10 @@ type routeConfig struct {
 	// PriceCachedInputPerMTok prices prompt tokens served from the
 	// provider's cache; 0 (or unset) bills them at price_input_per_mtok.
 	PriceCachedInputPerMTok float64 `toml:"price_cached_input_per_mtok"`
+	// Profile and BreakerWindow are issue 11's: a named standard the route
+	// follows ("litellm", "litellm-aux") and the breaker's window.
+	Profile       string   `toml:"profile"`
+	BreakerWindow duration `toml:"breaker_window"`
 
 	line int // where the route starts, for errors found after decoding
 }
@@ -355,6 +365,9 @@ func (c *fileConfig) checkLimits(bad badKey) error {
 	if c.Retry.MaxPerRoute != nil && *c.Retry.MaxPerRoute < 0 {
 		return bad(0, "retry.max_per_route", "must not be negative, got %d", *c.Retry.MaxPerRoute)
 	}
+	if c.Retry.MaxPerItem != nil && *c.Retry.MaxPerItem < 0 {
+		return bad(0, "retry.max_per_item", "must not be negative, got %d", *c.Retry.MaxPerItem)
+	}
 	if c.Filters.MaxFiles < 0 || c.Filters.MaxChangedLines < 0 || c.Filters.MaxFileBytes < 0 {
 		return bad(0, "filters", "limits must not be negative")
 	}
@@ -390,9 +403,63 @@ func (c *fileConfig) checkRoutes(bad badKey) error {
 		if err := checkBaseURL(r.BaseURL); err != nil {
 			return bad(r.line, key("base_url"), "%v", err)
 		}
+		if _, err := execution.ParseProfile(r.Profile); err != nil {
+			return bad(r.line, key("profile"), "%v", err)
+		}
 		names[r.Name] = true
 	}
+	if err := c.composed(); err != nil {
+		return bad(0, err.key, "%s", err.msg)
+	}
 	return nil
+}
+
+// composed checks the time scales of the file's routes against its budgets
+// (execution's Policy.Validate) and names the key that cannot hold them.
+func (c *fileConfig) composed() *configError {
+	routes := make([]execution.Route, len(c.Routes))
+	for i, rc := range c.Routes {
+		routes[i] = rc.EngineRoute()
+	}
+	var ce *execution.CompositionError
+	if err := c.policy().Validate(routes); !errors.As(err, &ce) {
+		return nil
+	}
+	key := map[string]string{execution.KeyItemBudget: "review.hunk_budget", execution.KeyBudget: "review.budget"}[ce.Key]
+	for i, r := range c.Routes {
+		if key == "" && r.Name == ce.Route {
+			key = fmt.Sprintf("routes[%d].%s", i, ce.Key)
+		}
+	}
+	return &configError{key: key, msg: ce.Msg}
+}
+
+// EngineRoute is the route's settings as the engine reads them, without a
+// provider.
+func (rc routeConfig) EngineRoute() execution.Route {
+	prof, _ := execution.ParseProfile(rc.Profile) // checked before
+	return execution.Route{
+		Name:              rc.Name,
+		BaseURL:           rc.BaseURL,
+		APIKeyEnv:         rc.APIKeyEnv,
+		Model:             rc.Model,
+		ProbeModel:        rc.ProbeModel,
+		MaxConcurrency:    rc.MaxConcurrency,
+		RequestTimeout:    time.Duration(rc.RequestTimeout),
+		ResponseHealing:   rc.ResponseHealing,
+		Stream:            rc.Stream,
+		FailoverOnAuth:    rc.FailoverOnAuth,
+		NoSchema:          rc.JSONSchema != nil && !*rc.JSONSchema,
+		MinInterval:       time.Duration(rc.MinInterval),
+		FirstTokenTimeout: time.Duration(rc.FirstTokenTimeout),
+		IdleTimeout:       time.Duration(rc.IdleTimeout),
+		Profile:           prof,
+		Breaker:           execution.BreakerSettings{Window: time.Duration(rc.BreakerWindow)},
+		// 0 bills cached tokens at the input price (execution.Route.Cost).
+		PriceInputPerMTok:       rc.PriceInputPerMTok,
+		PriceOutputPerMTok:      rc.PriceOutputPerMTok,
+		PriceCachedInputPerMTok: rc.PriceCachedInputPerMTok,
+	}
 }
 
 func checkBaseURL(raw string) error {
@@ -470,6 +537,12 @@ func (c *fileConfig) policy() execution.Policy {
 	}
 	if c.Retry.MaxPerRoute != nil {
 		p.MaxRetriesPerRoute = *c.Retry.MaxPerRoute
+	}
+	if c.Retry.MaxPerItem != nil {
+		p.MaxRetriesPerItem = *c.Retry.MaxPerItem
+		if p.MaxRetriesPerItem == 0 {
+			p.MaxRetriesPerItem = -1 // execution: negative is none, zero the default
+		}
 	}
 	p.MaxCostUSD, p.MaxTotalTokens = c.Review.MaxCostUSD, c.Review.MaxTotalTokens
 	return p

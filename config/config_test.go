@@ -53,7 +53,7 @@ const fullConfig = `version = 1
 
 [review]
 budget = "10m"
-hunk_budget = "3m"
+hunk_budget = "7m" # holds the 5m primary and a 90s failover (issue 11)
 request_timeout = "90s"
 max_concurrency = 4
 fail_on = "medium"
@@ -96,7 +96,7 @@ func TestParseConfigFull(t *testing.T) {
 	}
 	p := c.policy()
 	want := execution.DefaultPolicy()
-	want.Budget, want.ItemBudget, want.RequestTimeout = 10*time.Minute, 3*time.Minute, 90*time.Second
+	want.Budget, want.ItemBudget, want.RequestTimeout = 10*time.Minute, 7*time.Minute, 90*time.Second
 	want.MaxConcurrency, want.MaxRetriesPerRoute = 4, 2
 	want.Backoff, want.RateLimitBackoff = time.Second, 30*time.Second
 	if diff := cmp.Diff(want, p); diff != "" {

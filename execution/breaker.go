@@ -37,17 +37,27 @@ func (s BreakerState) MarshalText() ([]byte, error) { return []byte(s.String()),
 // zero field takes the default shown; set Disabled to run without a breaker.
 //
 // The breaker counts outcomes on a rolling time window (not consecutive
-// runs, so an unrelated success does not reset it). Each attempt is counted
-// in the bucket of its admission time. In the closed state it opens when at
-// least MinCalls outcomes are in the window and either (failures+timeouts)/
-// calls ≥ FailureRate or timeouts/calls ≥ TimeoutRate. It stays open for
-// OpenBase·2^reopens (capped at OpenMax) plus up to OpenJitter of that, then
-// admits HalfOpenProbes probes at a time; CloseAfter probe successes in a
-// row close it, a probe failure or timeout re-opens it for longer.
-// Cancellations, client errors (4xx) and rate limits never count.
+// runs, so an unrelated success does not reset it). Each outcome is counted
+// in the bucket of the moment it completes, so a 300-second timeout counts
+// however long ago its call was admitted. In the closed state it opens when
+// the window holds a timeout and nothing but failures and timeouts (the
+// route answered nothing while a request ran to its deadline: at most one
+// wave of the route's cap of timeouts), or when at least MinCalls outcomes
+// are in the window and either (failures+timeouts)/calls ≥ FailureRate or
+// timeouts/calls ≥ TimeoutRate. Opened by timeouts, it probes at once (the
+// deadline already waited was its cool-down); opened by failures, or after
+// a failed probe, it stays open for OpenBase·2^reopens (capped at OpenMax)
+// plus up to OpenJitter of that. Then it admits HalfOpenProbes probes at a
+// time; CloseAfter probe successes in a row close it, a probe failure or
+// timeout re-opens it for longer and marks the route unresponsive until it
+// closes (the engine's items stop waiting for it). Cancellations, client errors (4xx) and
+// rate limits never count.
+//
+// Window defaults to max(5m, 2 × the route's longest attempt); a shorter
+// configured one is an error of Policy.Validate.
 type BreakerSettings struct {
 	Disabled       bool
-	Window         time.Duration // 5m; keep it ≥ 2× the longest attempt
+	Window         time.Duration // max(5m, 2× the longest attempt)
 	Buckets        int           // 10
 	MinCalls       int           // 5
 	FailureRate    float64       // 0.5
@@ -56,7 +66,7 @@ type BreakerSettings struct {
 	OpenMax        time.Duration // 120s
 	OpenJitter     float64       // 0.1 (a fraction of the open period); negative: none
 	HalfOpenProbes int           // 1
-	CloseAfter     int           // 2
+	CloseAfter     int           // 1 (the engine's probe is a real request)
 }
 
 // DefaultBreakerSettings returns the documented breaker defaults.
@@ -71,7 +81,7 @@ func DefaultBreakerSettings() BreakerSettings {
 		OpenMax:        120 * time.Second,
 		OpenJitter:     0.1,
 		HalfOpenProbes: 1,
-		CloseAfter:     2,
+		CloseAfter:     1,
 	}
 }
 
@@ -135,12 +145,10 @@ var (
 )
 
 // permit is the right to send one call. It remembers the generation it was
-// given in, so an outcome from before a state change is ignored (P5), and
-// its admission bucket, so the outcome is counted where the call started (P7).
+// given in, so an outcome from before a state change is ignored (P5).
 type permit struct {
-	gen    uint64
-	bucket int64
-	probe  bool
+	gen   uint64
+	probe bool
 }
 
 // transition is one change of a breaker's state.
@@ -174,11 +182,16 @@ type breaker struct {
 	probes    int // probes in flight
 	probeOK   int // probe successes in a row
 	opens     int // transitions to open, ever
+	// unresponsive: the last probe failed or timed out; cleared when the breaker closes.
+	unresponsive bool
+	// changed is closed (and replaced) on every state change and every
+	// probe outcome, for callers waiting for the route.
+	changed chan struct{}
 }
 
 func newBreaker(s BreakerSettings, now func() time.Time, jitter func() float64) *breaker {
 	s = s.withDefaults()
-	b := &breaker{s: s, now: now, jitter: jitter, epoch: now()}
+	b := &breaker{s: s, now: now, jitter: jitter, epoch: now(), changed: make(chan struct{})}
 	b.bucketDur = s.Window / time.Duration(s.Buckets)
 	if b.bucketDur <= 0 {
 		b.bucketDur = 1
@@ -199,6 +212,35 @@ func (b *breaker) current() (st BreakerState, tr []transition) {
 	defer b.mu.Unlock()
 	tr = b.advance(b.now())
 	return b.state, tr
+}
+
+// breakerView is what a caller waiting for a route needs to know.
+type breakerView struct {
+	state        BreakerState
+	busy         bool      // half-open with every probe slot taken
+	unresponsive bool      // the last probe failed or timed out
+	openUntil    time.Time // state open: when it turns half-open
+	changed      <-chan struct{}
+}
+
+// view returns the breaker's state at now, as current does, with what a
+// waiter needs.
+func (b *breaker) view() (breakerView, []transition) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tr := b.advance(b.now())
+	v := breakerView{state: b.state, unresponsive: b.unresponsive, openUntil: b.openUntil, changed: b.changed}
+	if b.s.Disabled {
+		v.state = BreakerClosed
+	}
+	v.busy = v.state == BreakerHalfOpen && b.probes >= b.s.HalfOpenProbes
+	return v, tr
+}
+
+// notify wakes every waiter; b.mu is held.
+func (b *breaker) notify() {
+	close(b.changed)
+	b.changed = make(chan struct{})
 }
 
 // openFor reports how long the breaker stays open (0 when it is not open).
@@ -223,6 +265,7 @@ func (b *breaker) set(now time.Time, to BreakerState) transition {
 	b.state = to
 	b.gen++
 	b.probes, b.probeOK = 0, 0
+	b.notify()
 	switch to {
 	case BreakerOpen:
 		d := b.s.OpenBase
@@ -237,6 +280,7 @@ func (b *breaker) set(now time.Time, to BreakerState) transition {
 		b.opens++
 	case BreakerClosed:
 		b.reopens = 0
+		b.unresponsive = false
 		for i := range b.buckets {
 			b.buckets[i] = bucket{id: -1}
 		}
@@ -252,7 +296,7 @@ func (b *breaker) allow() (p permit, st BreakerState, tr []transition, err error
 	now := b.now()
 	tr = b.advance(now)
 	if b.s.Disabled {
-		return permit{gen: b.gen, bucket: b.bucketID(now)}, BreakerClosed, tr, nil
+		return permit{gen: b.gen}, BreakerClosed, tr, nil
 	}
 	switch b.state {
 	case BreakerOpen:
@@ -262,9 +306,9 @@ func (b *breaker) allow() (p permit, st BreakerState, tr []transition, err error
 			return permit{}, b.state, tr, errHalfOpenBusy
 		}
 		b.probes++
-		return permit{gen: b.gen, bucket: b.bucketID(now), probe: true}, b.state, tr, nil
+		return permit{gen: b.gen, probe: true}, b.state, tr, nil
 	}
-	return permit{gen: b.gen, bucket: b.bucketID(now)}, b.state, tr, nil
+	return permit{gen: b.gen}, b.state, tr, nil
 }
 
 // done records a permit's outcome. An outcome from an older generation is
@@ -290,20 +334,20 @@ func (b *breaker) done(p permit, v verdict) []transition {
 			}
 		case verdictFailure, verdictTimeout:
 			b.reopens++
-			return []transition{b.set(now, BreakerOpen)}
+			tr := b.set(now, BreakerOpen)
+			b.unresponsive = true // until a probe succeeds: waiters fail now
+			return []transition{tr}
 		}
+		b.notify()
 		return nil
 	case BreakerClosed:
 		if v == verdictIgnore {
 			return nil
 		}
-		cur := b.bucketID(now)
-		if p.bucket <= cur-int64(len(b.buckets)) {
-			return nil // admitted before the window: too old to count
-		}
-		bk := &b.buckets[int(p.bucket%int64(len(b.buckets)))]
-		if bk.id != p.bucket {
-			*bk = bucket{id: p.bucket}
+		cur := b.bucketID(now) // counted when it completes, however long it ran
+		bk := &b.buckets[int(cur%int64(len(b.buckets)))]
+		if bk.id != cur {
+			*bk = bucket{id: cur}
 		}
 		bk.calls++
 		switch v {
@@ -314,8 +358,12 @@ func (b *breaker) done(p permit, v verdict) []transition {
 		case verdictTimeout:
 			bk.timeouts++
 		}
-		if b.tripped(cur) {
-			return []transition{b.set(now, BreakerOpen)}
+		if trip, byTimeouts := b.tripped(cur); trip {
+			tr := b.set(now, BreakerOpen)
+			if byTimeouts {
+				b.openUntil = now // probe at once: the deadline waited was the cool-down
+			}
+			return []transition{tr}
 		}
 	}
 	return nil
@@ -333,13 +381,20 @@ func (b *breaker) window(cur int64) (calls, fails, timeouts int) {
 	return calls, fails, timeouts
 }
 
-func (b *breaker) tripped(cur int64) bool {
+// tripped reports whether the window ending in bucket cur opens the
+// breaker, and whether timeouts did it.
+func (b *breaker) tripped(cur int64) (trip, byTimeouts bool) {
 	calls, fails, timeouts := b.window(cur)
-	if calls < b.s.MinCalls {
-		return false
+	if timeouts > 0 && fails+timeouts == calls {
+		return true, true // not one answer while a request ran to its deadline
 	}
-	return float64(fails+timeouts) >= b.s.FailureRate*float64(calls) ||
-		float64(timeouts) >= b.s.TimeoutRate*float64(calls)
+	if calls < b.s.MinCalls {
+		return false, false
+	}
+	if float64(timeouts) >= b.s.TimeoutRate*float64(calls) {
+		return true, true
+	}
+	return float64(fails+timeouts) >= b.s.FailureRate*float64(calls), false
 }
 
 // openCount returns how many times the breaker has opened.

@@ -53,9 +53,16 @@ func TestBreakerRates(t *testing.T) {
 		{"F4 slow outage opens at the fifth failure", []step{{0, "F"}, {19 * time.Second, "F"}, {38 * time.Second, "F"}, {57 * time.Second, "F"}, {76 * time.Second, "F"}}, BreakerOpen},
 		{"F8 ignored outcomes never count", []step{{0, "IIIIIIIIIIIIIIIIIIIIIIIIIIIIII"}}, BreakerClosed},
 		{"F8 ignored outcomes do not dilute", []step{{0, "IIIIIIIIIIFFFFF"}}, BreakerOpen},
-		{"F9 timeout rate 40% opens", []step{{0, "TTSSS"}}, BreakerOpen},
-		{"F9 timeout rate below 40% stays closed", []step{{0, "TSSSSSSSSFSS"}}, BreakerClosed},
-		{"mixed failures and timeouts add up", []step{{0, "FTSSF"}}, BreakerOpen},
+		// Opened by timeouts, the breaker probes at once: half-open.
+		{"F9 timeout rate 40% opens", []step{{0, "STTSS"}}, BreakerHalfOpen},
+		{"F9 timeout rate below 40% stays closed", []step{{0, "STSSSSSSSFSS"}}, BreakerClosed},
+		{"mixed failures and timeouts add up", []step{{0, "SFTSF"}}, BreakerOpen},
+		// Issue 11: a route that answered nothing while a request ran to
+		// its deadline opens at once (at most one wave of its cap).
+		{"a timeout with no answer in the window opens", []step{{0, "T"}}, BreakerHalfOpen},
+		{"failures then a timeout, no answer, opens", []step{{0, "FFT"}}, BreakerHalfOpen},
+		{"a timeout after an answer does not open alone", []step{{0, "ST"}}, BreakerClosed},
+		{"an answer outside the window does not hold it", []step{{0, "S"}, {301 * time.Second, "T"}}, BreakerHalfOpen},
 		{"successes alone", []step{{0, "SSSSSSSSSS"}}, BreakerClosed},
 	}
 	for _, tt := range tests {
@@ -116,13 +123,8 @@ func TestBreakerOpenHalfOpen(t *testing.T) {
 		t.Fatalf("allow() after an ignored probe = %v, want a probe", err)
 	}
 	rec(b.done(p2, verdictSuccess))
-	if st, _ := b.current(); st != BreakerHalfOpen {
-		t.Fatalf("after one probe success state = %s, want half_open (CloseAfter 2)", st)
-	}
-	p3, _, _, _ := b.allow()
-	rec(b.done(p3, verdictSuccess))
 	if st, _ := b.current(); st != BreakerClosed {
-		t.Fatalf("after two probe successes state = %s, want closed", st)
+		t.Fatalf("after one probe success state = %s, want closed (CloseAfter 1: the probe is a real request)", st)
 	}
 	// Old failures do not re-open it right away: buckets were cleared.
 	c.set(31 * time.Second)
@@ -174,6 +176,74 @@ func TestBreakerOpenPeriodGrows(t *testing.T) {
 				t.Errorf("open periods (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestBreakerCountsAtCompletion: an outcome counts in the bucket of the
+// moment it completes, so calls admitted long before the window (a wedged
+// route's 300-second and longer timeouts) still open the breaker. On main
+// they were dropped as "admitted before the window" and the breaker never
+// opened on 300 s timeouts.
+func TestBreakerCountsAtCompletion(t *testing.T) {
+	t.Parallel()
+	c := newTestClock()
+	b := newTestBreaker(c)
+	call(t, b, 'S') // an answer at 0: the zero-answer rule does not apply at first
+	var ps []permit
+	for range 5 {
+		p, _, _, err := b.allow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	c.set(10 * time.Minute) // admitted at 0, each times out after 10 minutes
+	for i, p := range ps {
+		b.done(p, verdictTimeout)
+		if st, _ := b.current(); st != BreakerClosed {
+			if i != 0 { // the answer at 0 is out of the window: the first timeout opens it
+				t.Errorf("opened after %d timeouts, want 1", i+1)
+			}
+			return
+		}
+	}
+	t.Fatalf("state after five 10-minute timeouts = %s, want open", func() BreakerState { s, _ := b.current(); return s }())
+}
+
+// TestBreakerProbesAtOnceAfterTimeouts: opened by timeouts, the breaker is
+// half-open at once (the deadline already waited was its cool-down); opened
+// by failures, it waits its open period. A failed probe marks it
+// unresponsive until it closes.
+func TestBreakerProbesAtOnceAfterTimeouts(t *testing.T) {
+	t.Parallel()
+	c := newTestClock()
+	b := newTestBreaker(c)
+	call(t, b, 'T')
+	if st, _ := b.current(); st != BreakerHalfOpen {
+		t.Fatalf("after a timeout-opened trip: state %s, want half_open at once", st)
+	}
+	p, _, _, err := b.allow()
+	if err != nil || !p.probe {
+		t.Fatalf("allow() = %+v, %v; want the probe permit", p, err)
+	}
+	b.done(p, verdictTimeout)
+	v, _ := b.view()
+	if v.state != BreakerOpen || !v.unresponsive || v.openUntil.Sub(c.now()) != 60*time.Second {
+		t.Fatalf("after a timed-out probe: %+v, want open 60s and unresponsive", v)
+	}
+	c.set(60 * time.Second)
+	p, _, _, _ = b.allow()
+	b.done(p, verdictSuccess)
+	if v, _ := b.view(); v.state != BreakerClosed || v.unresponsive {
+		t.Fatalf("after a good probe: %+v, want closed and responsive", v)
+	}
+
+	f := newTestBreaker(c)
+	for range 5 {
+		call(t, f, 'F')
+	}
+	if v, _ := f.view(); v.state != BreakerOpen || v.openUntil.Sub(c.now()) != 30*time.Second {
+		t.Fatalf("after five failures: %+v, want open for 30s", v)
 	}
 }
 

@@ -172,8 +172,11 @@ func classifyTransport(err error) Class {
 
 // classifyProvider maps a provider's error answer to a Class.
 //
-// Provider codes and types are data, compared case-insensitively. A code
-// that names the problem wins over the HTTP status; a numeric code (OpenRouter
+// Provider codes and types are data, compared case-insensitively. A 401 or
+// 403 is auth whatever the code says (except a refused input: moderation
+// metadata or a content code is bad_request, and a 403 with a quota code is
+// payment; none of them is retried). Otherwise a code that names the
+// problem wins over the HTTP status; a numeric code (OpenRouter
 // sends {"code": 429} in the body and in streams) stands in for a missing
 // status:
 //
@@ -204,6 +207,18 @@ func classifyTransport(err error) Class {
 // Partial (an error after part of a stream) does not change the class.
 func classifyProvider(e *ProviderError) Class {
 	code := strings.ToLower(strings.TrimSpace(e.Code))
+	if e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden {
+		// Auth is read from the status whatever the body's code says
+		// (a 401 saying rate_limit_exceeded is still a key problem, and
+		// must never be retried); only a refused input stays usable.
+		switch {
+		case isModeration(e.Metadata), isContentCode(code):
+			return ClassBadRequest
+		case e.Status == http.StatusForbidden && isPaymentCode(code):
+			return ClassPayment
+		}
+		return ClassAuth
+	}
 	switch code {
 	case "rate_limit_exceeded", "rate_limit_error", "rate_limited", "too_many_requests":
 		return ClassRateLimited
@@ -256,6 +271,22 @@ func classifyProvider(e *ProviderError) Class {
 		return ClassBadRequest
 	}
 	return ClassServerError
+}
+
+func isContentCode(code string) bool {
+	switch code {
+	case "content_filter", "content_policy_violation", "moderation", "flagged":
+		return true
+	}
+	return false
+}
+
+func isPaymentCode(code string) bool {
+	switch code {
+	case "insufficient_quota", "insufficient_credits", "payment_required":
+		return true
+	}
+	return false
 }
 
 // isModeration reports OpenRouter's moderation error metadata

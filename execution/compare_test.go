@@ -1,9 +1,14 @@
 package execution_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,9 +20,19 @@ import (
 	"github.com/org/warden/execution"
 )
 
+var update = flag.Bool("update", false, "rewrite the README's comparison table from TestCompareNaive's output")
+
 // naiveJobTimeout is when the CI job kills a naive review that has not
 // finished (the naive policy has no deadline of its own).
 const naiveJobTimeout = 60 * time.Minute
+
+// The naive stacked-retry policy of the review plan (seeds/004): the
+// provider layer retries twice, the hunk layer three more times, and no
+// call has a deadline.
+const (
+	naiveProviderRetries = 2
+	naiveHunkRetries     = 3
+)
 
 // naiveBreaker is a global consecutive-failure breaker: after 5 failures in
 // a row it rejects every call for 30s; any success resets it.
@@ -49,11 +64,14 @@ func (b *naiveBreaker) record(ok bool) {
 }
 
 // runNaive is the policy of reviewers without an execution engine, on the
-// primary route only: no request deadline, 2 provider retries (1s, 2s
-// backoff, whatever the error, Retry-After ignored) under 3 item retries
-// (2s apart), a global consecutive-failure breaker, 8 items at a time. It
-// returns how many items got an answer and whether the job timeout killed it.
-func runNaive(ctx context.Context, r execution.Route, its []execution.Item) (reviewed int, killed bool) {
+// same routes as warden (fallback included, in order): no request deadline;
+// per route an "SDK" that retries naiveProviderRetries times (1s, 2s
+// backoff, whatever the error, Retry-After ignored); when every route
+// failed, naiveHunkRetries more tries of the whole chain (2s apart); a
+// global consecutive-failure breaker; the review's max_concurrency items at
+// a time; killed by the job timeout. It returns how many items got an
+// answer, how many failed, and whether the job timeout killed it.
+func runNaive(ctx context.Context, routes []execution.Route, its []execution.Item, concurrency int) (reviewed, failed int, killed bool) {
 	ctx, cancel := context.WithTimeout(ctx, naiveJobTimeout)
 	defer cancel()
 	var br naiveBreaker
@@ -66,9 +84,10 @@ func runNaive(ctx context.Context, r execution.Route, its []execution.Item) (rev
 		case <-ctx.Done():
 		}
 	}
-	provider := func(req *execution.Request) error { // "SDK" with 2 retries
+	provider := func(r execution.Route, req execution.Request) error {
+		req.Model, req.Stream = r.Model, r.Stream
 		var err error
-		for k := range 3 {
+		for k := range naiveProviderRetries + 1 {
 			if k > 0 {
 				sleep(time.Duration(k) * time.Second)
 			}
@@ -79,7 +98,7 @@ func runNaive(ctx context.Context, r execution.Route, its []execution.Item) (rev
 				err = errNaiveOpen
 				continue
 			}
-			_, err = r.Provider.Complete(ctx, req)
+			_, err = r.Provider.Complete(ctx, &req)
 			br.record(err == nil)
 			if err == nil {
 				return nil
@@ -87,70 +106,157 @@ func runNaive(ctx context.Context, r execution.Route, its []execution.Item) (rev
 		}
 		return err
 	}
-	p := pool.New().WithMaxGoroutines(8)
-	for _, it := range its {
+	p := pool.New().WithMaxGoroutines(concurrency)
+	for i, it := range its {
 		p.Go(func() {
-			req := *it.Request
-			req.Model = r.Model
-			for try := range 3 {
+			// The job starts its items one after another, 1ms apart, so
+			// that no two of its calls act at the same virtual instant and
+			// its figures do not depend on goroutine order.
+			sleep(time.Duration(i%concurrency) * time.Millisecond)
+			for try := range naiveHunkRetries + 1 {
 				if try > 0 {
 					sleep(2 * time.Second)
 				}
-				if provider(&req) == nil {
-					mu.Lock()
-					reviewed++
-					mu.Unlock()
-					return
-				}
-				if ctx.Err() != nil {
-					return
+				for _, r := range routes {
+					if provider(r, *it.Request) == nil {
+						mu.Lock()
+						reviewed++
+						mu.Unlock()
+						return
+					}
+					if ctx.Err() != nil {
+						return
+					}
 				}
 			}
+			mu.Lock()
+			failed++
+			mu.Unlock()
 		})
 	}
 	p.Wait()
-	return reviewed, errors.Is(ctx.Err(), context.DeadlineExceeded)
+	return reviewed, failed, errors.Is(ctx.Err(), context.DeadlineExceeded)
 }
 
-// TestCompareNaive runs every scenario twice, with warden's engine and with
-// the naive policy, on the same fault schedules, and logs the table.
+// runNaiveScenario runs the scenario with the naive policy; call it in a
+// bubble.
+func runNaiveScenario(t *testing.T, sc *scenarioFile) *figures {
+	t.Helper()
+	w, p := sc.world(t)
+	its := sc.items()
+	f := &figures{items: len(its)}
+	f.reviewed, _, f.killed = runNaive(t.Context(), w.routes, its, p.MaxConcurrency)
+	f.failed = f.items - f.reviewed // naive skips nothing: an item without an answer failed, killed or not
+	f.wall = time.Since(w.origin)
+	measure(w, f)
+	return f
+}
+
+// TestCompareNaive runs every scenario file twice, with warden's engine and
+// with the naive policy, on the same routes and fault schedules; checks
+// both sides against the file's [expect] and [naive] figures; and checks
+// that the README's comparison table is this output (-update rewrites it).
 func TestCompareNaive(t *testing.T) {
 	t.Parallel()
-	type row struct {
-		name                 string
-		wWall, nWall         time.Duration
-		wCalls, nCalls       int
-		wReviewed, nReviewed int
-		items                int
-		nKilled              bool
-	}
-	var rows []row
-	for _, sc := range scenarios() {
-		rw := row{name: sc.name, items: sc.items}
-		synctest.Test(t, func(t *testing.T) {
-			o := runWarden(t, sc)
-			rw.wWall, rw.wCalls = o.wall, o.w.totalCalls()
-			rw.wReviewed, _, _ = tally(o.results)
-		})
-		synctest.Test(t, func(t *testing.T) {
-			w := newWorld(t, sc.specs)
-			rw.nReviewed, rw.nKilled = runNaive(t.Context(), w.routes[0], items(sc.items))
-			rw.nWall, rw.nCalls = time.Since(w.origin), w.totalCalls()
-		})
-		if rw.wWall > 15*time.Minute {
-			t.Errorf("%s: warden took %v, over the 15 min budget", sc.name, rw.wWall)
-		}
-		rows = append(rows, rw)
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| scenario | items | warden wall | warden calls | warden reviewed | naive wall | naive calls | naive reviewed |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|\n")
-	for _, r := range rows {
-		nWall := r.nWall.Round(time.Second).String()
-		if r.nKilled {
-			nWall = "≥ " + nWall + " (killed by the job timeout)"
+	b.WriteString("| scenario | items | warden wall | warden calls | warden reviewed | naive wall | naive calls | naive reviewed |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	own := filepath.Join("testdata", "scenarios")
+	for _, sc := range loadScenarios(t) {
+		var wf, nf *figures
+		synctest.Test(t, func(t *testing.T) { wf = runScenario(t, sc) })
+		if wf == nil {
+			continue // refused at load time, as the file expects: nothing to compare
 		}
-		fmt.Fprintf(&b, "| %s | %d | %v | %d | %d | %s | %d | %d |\n", r.name, r.items, r.wWall.Round(time.Second), r.wCalls, r.wReviewed, nWall, r.nCalls, r.nReviewed)
+		synctest.Test(t, func(t *testing.T) { nf = runNaiveScenario(t, sc) })
+		t.Logf("%s: warden %s; naive %s", sc.name, wf, nf)
+		for _, msg := range sc.Expect.check(wf, true) {
+			t.Errorf("%s: warden: %s", sc.name, msg)
+		}
+		mine := filepath.Dir(sc.path) == own
+		if sc.Naive == nil && mine {
+			t.Errorf("%s: no [naive] figures: say what the naive policy does on this schedule", sc.name)
+		} else if sc.Naive != nil {
+			for _, msg := range sc.Naive.check(nf, false) {
+				t.Errorf("%s: naive: %s", sc.name, msg)
+			}
+		}
+		if !mine {
+			continue // a user's scenario: checked ([naive] optional), not in the README
+		}
+		nWall := nf.wall.Round(time.Second).String()
+		if nf.killed {
+			nWall = "≥ " + nWall + " (killed)"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %v | %d | %d | %s | %d | %d |\n", sc.name, wf.items,
+			wf.wall.Round(time.Second), wf.calls, wf.reviewed, nWall, nf.calls, nf.reviewed)
 	}
-	t.Log(b.String())
+	checkReadmeTable(t, b.String())
 }
+
+// The README's comparison table sits between these markers.
+const (
+	tableBegin = "<!-- TestCompareNaive table: generated by `go test ./execution -run TestCompareNaive -update`; do not edit -->\n"
+	tableEnd   = "<!-- end of TestCompareNaive table -->\n"
+)
+
+// checkReadmeTable fails the test when the README's table is not table;
+// with -update it rewrites it. Every cell must match exactly except
+// warden's call counts, which may differ by max(2, 10%): the engine's
+// goroutines that act at the same virtual instant (8 timeouts at once)
+// run in either order, and a breaker may see the 5th failure before or
+// after the next admission.
+func checkReadmeTable(t *testing.T, table string) {
+	t.Helper()
+	path := filepath.Join("..", "README.md")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte(tableBegin))
+	j := bytes.Index(data, []byte(tableEnd))
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no comparison table between %q and %q", strings.TrimSpace(tableBegin), strings.TrimSpace(tableEnd))
+	}
+	got := string(data[i+len(tableBegin) : j])
+	if sameTable(got, table) && !(*update && got != table) {
+		return
+	}
+	if *update {
+		out := slices.Concat(data[:i+len(tableBegin)], []byte(table), data[j:])
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("README.md's comparison table is not the test's output; run go test ./execution -run TestCompareNaive -update\nREADME:\n%s\noutput:\n%s", got, table)
+}
+
+// sameTable compares two tables cell by cell, warden's calls (column 4)
+// within max(2, 10%).
+func sameTable(a, b string) bool {
+	ra, rb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	if len(ra) != len(rb) {
+		return false
+	}
+	for i := range ra {
+		ca, cb := strings.Split(ra[i], "|"), strings.Split(rb[i], "|")
+		if len(ca) != len(cb) {
+			return false
+		}
+		for k := range ca {
+			if ca[k] == cb[k] {
+				continue
+			}
+			var x, y int
+			_, errX := fmt.Sscan(ca[k], &x)
+			_, errY := fmt.Sscan(cb[k], &y)
+			if k != 4 || i < 2 || errX != nil || errY != nil || abs(x-y) > max(2, x/10) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func abs(n int) int { return max(n, -n) }

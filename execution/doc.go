@@ -26,35 +26,53 @@
 // ReasonBudgetCost or ReasonBudgetTokens. The engine counts tokens and
 // dollars only; what an answer says is the caller's business. On a route, the first
 // attempt opens a route request whose deadline is the adaptive timeout
-// (EffectiveTimeout of the route's base) clipped to the item's end; retries
-// on that route share it, a failover opens a new one on the next route. The
-// caller's context ends everything at once and is never extended.
+// (EffectiveTimeout of the route's base, measured on the exact body: see
+// Measure) clipped to the item's end less the room one failover attempt on
+// the next usable route needs (failoverReserve); retries on that route
+// share it, a failover opens a new one on the next route. The caller's
+// context ends everything at once and is never extended.
+//
+// Route profiles (Route.Profile, ProfileRules) replace these rules on one
+// route: a floor below which no attempt and no watchdog starts, each
+// attempt its own deadline, a fixed retry schedule, pacing.
+// Policy.Validate composes the time scales at load time; New does not call
+// it.
 //
 // One retry owner: Providers never retry. A failed attempt is retried on the
 // same route only for rate_limited, overloaded, server_error, connection
 // and bad_response (and a 408 the server sent), at most
-// Policy.MaxRetriesPerRoute times per (item, route), only when the wait plus
-// MinAttempt fits the route request's deadline, and only while the review's
-// retry budget, max(RetryBudgetMin, ⌊RetryBudgetRatio × calls⌋), lasts. The
-// wait is full jitter U[0, Backoff·2^(n−1)) or Policy.BackoffSchedule[n−1];
-// after a Retry-After (or a 429 without one: RateLimitBackoff) it is that
-// value plus U[0, min(1s, 10%)), the route cools down until then for every
-// item, and a wait above Policy.MaxRetryAfter fails over instead. Our own
-// timeouts are never retried on the same route.
+// Policy.MaxRetriesPerRoute times per (item, route) and
+// Policy.MaxRetriesPerItem times per item across routes, only when the
+// wait plus MinAttempt fits the route request's deadline, never after the
+// attempt used more than half its deadline, and only while the review's
+// retry budget, max(RetryBudgetMin, MaxConcurrency, ⌊RetryBudgetRatio ×
+// calls⌋), lasts. The wait is full jitter U[0, Backoff·2^(n−1)) or the
+// route's fixed schedule; a Retry-After lengthens it, never shortens it
+// (plus U[0, min(1s, 10%))). A 429 waits its Retry-After (at most
+// Policy.MaxRetryAfter, else it fails over) or RateLimitBackoff, and the
+// route cools down until then for every item. Our own timeouts are never
+// retried on the same route. A profile route's retries follow its profile.
 //
 // Failover, in route order, only for timeout, rate_limited, overloaded,
 // server_error, connection and rejected (breaker open, cool-down, bulkhead
 // full). Auth, payment and model_not_found disable the route for the rest
 // of the Run and fail the item loudly (Result.Class says which) unless the
 // route has FailoverOnAuth; bad_request and bad_response do not fail over.
+// 401 and 403 are auth whatever the body's code says.
 //
 // Per route: a bulkhead (MaxConcurrency; wait Policy.MaxQueueWait, or as
 // long as the item allows on the last usable route), optional pacing
 // (MinInterval between request starts), and a rolling-window circuit
 // breaker (BreakerSettings) whose permits carry a generation so that stale
-// outcomes are ignored. Cancellations, 4xx, 429, bad answers and timeouts
-// that our budget clipped never count against a route. Streaming routes get
-// first-token and idle watchdogs (StreamTimeouts) inside the attempt.
+// outcomes are ignored; outcomes count when they complete. In half-open
+// the admitted item first sends a health probe (KindProbe): short
+// (Policy.ProbeTimeout), except the floor for the own slow model of a
+// profile route that is the last usable one. On
+// the last usable route an open breaker is waited out while the item
+// allows, until a probe fails. Cancellations, 4xx, 429, bad answers and
+// timeouts that our budget clipped below half their base never count
+// against a route. Streaming routes get first-token and idle watchdogs
+// (StreamTimeouts) inside the attempt.
 //
 // Every attempt, sent or not, is an Attempt in its Result; Engine.Stats sums
 // them per route for the report (calls by outcome, duration and time to

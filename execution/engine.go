@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Route is one place a request can be sent: a base URL and a model, with its
@@ -48,6 +49,16 @@ type Route struct {
 	// Stream route; zero picks the defaults documented at StreamTimeouts.
 	FirstTokenTimeout time.Duration
 	IdleTimeout       time.Duration
+
+	// Profile, when set, replaces the review plan's deadline and retry
+	// rules on this route with a named standard (see ProfileRules).
+	Profile Profile
+	// ProbeProvider and ProbeModel send the route's health probes (a
+	// short request when the breaker is half-open, Policy.ProbeTimeout):
+	// nil and "" use Provider and Model. A probe-designated key lives in
+	// ProbeProvider, so probes identify themselves in the server's metrics.
+	ProbeProvider Provider
+	ProbeModel    string
 }
 
 // Policy holds the engine's budgets and retry settings.
@@ -84,8 +95,17 @@ type Policy struct {
 	// RetryBudgetMin and RetryBudgetRatio bound the review's retries:
 	// retries ≤ max(RetryBudgetMin, ⌊RetryBudgetRatio × calls so far⌋)
 	// (3 and 0.1).
+	// The floor is raised to MaxConcurrency, so that one wave of failures
+	// (a 2-second blip on every request in flight) can always retry.
 	RetryBudgetMin   int
 	RetryBudgetRatio float64
+	// MaxRetriesPerItem bounds an item's retries across all its routes
+	// (1: the review plan's "retry at most once"; failover is not a
+	// retry). A profile route's own retries follow its profile instead.
+	MaxRetriesPerItem int
+	// ProbeTimeout is the deadline of the engine's health probe of a
+	// half-open route (30s: a probe slower than that is the alert).
+	ProbeTimeout time.Duration
 
 	// MaxCostUSD and MaxTotalTokens cap the review's spend; zero means no
 	// cap. An item is dispatched only while the spend so far (every sent
@@ -117,6 +137,8 @@ func DefaultPolicy() Policy {
 		CooldownWaitMax:    10 * time.Second,
 		RetryBudgetMin:     3,
 		RetryBudgetRatio:   0.1,
+		MaxRetriesPerItem:  1,
+		ProbeTimeout:       30 * time.Second,
 	}
 }
 
@@ -204,6 +226,9 @@ const (
 	ReasonRetryBudget  = "retry_budget"  // the review-wide retry budget is used up
 	ReasonNotRetryable = "not_retryable" // the class is never retried on the same route
 	ReasonRetryAfter   = "retry_after"   // the Retry-After is longer than the engine waits
+	ReasonDeadlineUsed = "deadline_used" // the attempt used more than half its deadline: no retry
+	ReasonItemRetries  = "item_retries"  // the item's one retry (Policy.MaxRetriesPerItem) is used
+	ReasonUnresponsive = "probe_failed"  // the route's last health probe failed or got no answer in Policy.ProbeTimeout
 	ReasonConfig       = "config"        // auth, payment, unknown model: the route is disabled
 	ReasonNoFailover   = "no_failover"   // the class is not one that fails over
 	ReasonNoRoute      = "no_route"      // every route has been tried
@@ -216,6 +241,7 @@ const (
 	DecisionFailover = "failover" // the next route
 	DecisionFail     = "fail"     // the item failed
 	DecisionStop     = "stop"     // the caller or the review budget ended the item
+	DecisionProbe    = "probe"    // a health probe: its class decides the breaker, not the item
 )
 
 // AttemptKind says why an attempt was made.
@@ -226,6 +252,7 @@ const (
 	KindPrimary  AttemptKind = iota + 1 // the first attempt of an item
 	KindRetry                           // again on the same route
 	KindFailover                        // the next route
+	KindProbe                           // the engine's health probe of a half-open route (not the item's request)
 )
 
 func (k AttemptKind) String() string {
@@ -236,6 +263,8 @@ func (k AttemptKind) String() string {
 		return "retry"
 	case KindFailover:
 		return "failover"
+	case KindProbe:
+		return "probe"
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
 }
@@ -370,6 +399,9 @@ func New(routes []Route, p Policy, opts Options) (*Engine, error) {
 		if !(r.PriceInputPerMTok >= 0 && r.PriceOutputPerMTok >= 0 && r.PriceCachedInputPerMTok >= 0) {
 			return nil, fmt.Errorf("execution: route %q: prices must not be negative", r.Name)
 		}
+		if _, ok := r.Profile.Rules(); !ok && r.Profile != ProfileNone {
+			return nil, fmt.Errorf("execution: route %q: unknown profile %d", r.Name, int(r.Profile))
+		}
 		if r.RequestTimeout == 0 && p.RequestTimeout <= 0 {
 			return nil, fmt.Errorf("execution: route %q has no request timeout and the policy's is %s", r.Name, p.RequestTimeout)
 		}
@@ -410,6 +442,13 @@ func New(routes []Route, p Policy, opts Options) (*Engine, error) {
 	fill(&p.MaxRetryAfter, d.MaxRetryAfter)
 	fill(&p.MaxQueueWait, d.MaxQueueWait)
 	fill(&p.CooldownWaitMax, d.CooldownWaitMax)
+	fill(&p.ProbeTimeout, d.ProbeTimeout)
+	switch {
+	case p.MaxRetriesPerItem == 0:
+		p.MaxRetriesPerItem = d.MaxRetriesPerItem
+	case p.MaxRetriesPerItem < 0:
+		p.MaxRetriesPerItem = 0
+	}
 	switch {
 	case p.RetryBudgetMin == 0:
 		p.RetryBudgetMin = d.RetryBudgetMin
@@ -439,22 +478,85 @@ func (e *Engine) Routes() []Route { return e.routes }
 // Policy returns the engine's policy.
 func (e *Engine) Policy() Policy { return e.policy }
 
-// Timeout returns the adaptive deadline a request would get on route r.
+// Timeout returns the adaptive deadline a request would get on route r:
+// the route's base (at least its profile's floor) scaled by the request's
+// exact body (Measure).
 func (e *Engine) Timeout(r Route, req *Request) (base, effective time.Duration, err error) {
 	q := r.apply(*req)
 	req = &q
-	base = r.RequestTimeout
-	if base == 0 {
-		base = e.policy.RequestTimeout
-	}
+	base = rulesFor(r, e.policy).base
 	effective, err = EffectiveTimeout(base, RequestShape{
-		BodyChars:       BodyChars(req, r),
+		BodyChars:       Measure(req, r),
 		MaxTokens:       req.MaxTokens,
 		Messages:        len(req.Messages),
 		StrictSchema:    req.Schema != nil && req.Schema.Strict,
 		ResponseHealing: r.ResponseHealing,
 	})
 	return base, effective, err
+}
+
+// Deadline is the deadline the first attempt of an item with request req
+// really gets on its first route when the item starts with its whole
+// ItemBudget (the review budget may clip it further): the adaptive
+// deadline, clipped to the item budget less the room kept for one
+// failover attempt on the next route. It is what the dry run and the
+// report show.
+func (e *Engine) Deadline(req *Request) (time.Duration, error) {
+	_, eff, err := e.Timeout(e.routes[0], req)
+	if err != nil {
+		return 0, err
+	}
+	return e.FirstDeadline(eff), nil
+}
+
+// FirstDeadline is Deadline for a request whose adaptive deadline on the
+// first route (Timeout) is effective.
+func (e *Engine) FirstDeadline(effective time.Duration) time.Duration { return e.clip(0, effective) }
+
+// clip holds an attempt deadline d on route i to what an item that starts
+// with its whole budget can give it with one failover attempt kept.
+func (e *Engine) clip(i int, d time.Duration) time.Duration {
+	item := min(e.policy.ItemBudget, e.policy.Budget-e.policy.Reserve)
+	var next *rules
+	if i+1 < len(e.routes) {
+		nr := rulesFor(e.routes[i+1], e.policy)
+		next = &nr
+	}
+	return min(d, item-failoverReserve(rulesFor(e.routes[i], e.policy), next, item))
+}
+
+// RouteTimes is what the engine gives requests on one route, for the
+// policy audit.
+type RouteTimes struct {
+	Base     time.Duration // base of the adaptive deadline (at least the profile's floor)
+	Floor    time.Duration // the profile's floor; 0 without a profile
+	Deadline time.Duration // what a request at every baseline gets as its first attempt here (Deadline's rule)
+	Retries  int           // retries per (item, route): the profile's, else Policy.MaxRetriesPerRoute
+	Window   time.Duration // the breaker's window
+}
+
+// RouteTimes returns the times of route i (in failover order).
+func (e *Engine) RouteTimes(i int) RouteTimes {
+	r := e.routes[i]
+	ru := rulesFor(r, e.policy)
+	return RouteTimes{Base: ru.base, Floor: ru.floor, Deadline: e.clip(i, ru.base), Retries: ru.retries, Window: e.policy.BreakerWindow(r)}
+}
+
+// BodyMeasurer is implemented by a Provider that knows the exact body it
+// sends: BodyChars returns the number of characters (runes) of the
+// serialized chat-completion body for req.
+type BodyMeasurer interface {
+	BodyChars(req *Request) int
+}
+
+// Measure is the length in characters of req's body as sent on route r:
+// the Provider's own measure when it is a BodyMeasurer (the exact bytes it
+// writes), else BodyChars.
+func Measure(req *Request, r Route) int {
+	if m, ok := r.Provider.(BodyMeasurer); ok {
+		return m.BodyChars(req)
+	}
+	return BodyChars(req, r)
 }
 
 // apply returns req as sent on route r: the route's model and options, no
@@ -468,8 +570,10 @@ func (r Route) apply(req Request) Request {
 	return req
 }
 
-// BodyChars is the length of req's chat-completion body as sent on route r
-// (OpenAI's wire format), the input of the adaptive deadline.
+// BodyChars is the length in characters (runes) of req's chat-completion
+// body in OpenAI's wire format as go-openai writes it ("stream" always
+// present, HTML characters escaped), for Providers that cannot measure
+// their own body (see Measure).
 func BodyChars(req *Request, r Route) int {
 	type message struct {
 		Role    string `json:"role"`
@@ -492,7 +596,7 @@ func BodyChars(req *Request, r Route) int {
 		Messages       []message `json:"messages"`
 		MaxTokens      int       `json:"max_tokens,omitempty"`
 		Temperature    float32   `json:"temperature,omitempty"`
-		Stream         bool      `json:"stream,omitempty"`
+		Stream         bool      `json:"stream"`
 		ResponseFormat *format   `json:"response_format,omitempty"`
 		Plugins        []plugin  `json:"plugins,omitempty"`
 	}{Model: r.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, Stream: r.Stream}
@@ -507,22 +611,24 @@ func BodyChars(req *Request, r Route) int {
 	}
 	// Encode into a counter rather than Marshal: the encoder's buffer is
 	// pooled, so a plan of many large prompts does not allocate a copy of
-	// each body only to measure it. The length is json.Marshal's.
-	var n byteCounter
+	// each body only to measure it. The length is json.Marshal's, in runes.
+	var n runeCounter
 	if err := json.NewEncoder(&n).Encode(body); err != nil { // only a malformed Schema.Schema can fail; count it as written
 		n := 0
 		for _, m := range req.Messages {
-			n += len(m.Content)
+			n += utf8.RuneCountInString(m.Content)
 		}
-		return n + len(req.Schema.Schema)
+		return n + utf8.RuneCount(req.Schema.Schema)
 	}
 	return int(n) - 1 // Encode's trailing newline
 }
 
-// byteCounter is an io.Writer that counts what is written to it.
-type byteCounter int
+// runeCounter is an io.Writer that counts the runes written to it. The
+// JSON encoder writes the whole encoded value in one Write, so no UTF-8
+// sequence is split across calls and the count is exact.
+type runeCounter int
 
-func (c *byteCounter) Write(b []byte) (int, error) {
-	*c += byteCounter(len(b))
+func (c *runeCounter) Write(b []byte) (int, error) {
+	*c += runeCounter(utf8.RuneCount(b))
 	return len(b), nil
 }

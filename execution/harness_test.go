@@ -32,6 +32,29 @@ type reply struct {
 	code      string            // error code in the body
 	streamErr bool              // stream: content, then an in-stream error event after delay
 	content   string
+
+	// Hostile shapes (the scenario files' mode): after delay, "stall" sends
+	// the 200 headers and then nothing; "trickle" writes the answer one byte
+	// every `every`; "empty" (stream) sends a data event with an empty delta
+	// every `every`, forever; "tokens" (stream) sends one content token
+	// every `every`, `count` of them, then finishes.
+	mode  string
+	every time.Duration
+	count int
+}
+
+// planned is when the reply would be complete, from the request's arrival;
+// negative for a reply that never completes.
+func (rp reply) planned() time.Duration {
+	switch {
+	case rp.hang, rp.mode == "stall", rp.mode == "empty":
+		return -1
+	case rp.mode == "tokens":
+		return rp.delay + time.Duration(max(rp.count, 1))*rp.every
+	case rp.mode == "trickle":
+		return rp.delay + 400*rp.every // about the length of an answer's JSON
+	}
+	return rp.delay
 }
 
 // server is one route's scripted OpenAI-compatible endpoint.
@@ -44,6 +67,18 @@ type server struct {
 	starts   []time.Duration
 	inflight int
 	peak     int
+	// cut holds, for every call the client gave up on before the reply was
+	// complete although it would have completed, when it would have (from
+	// the call's arrival).
+	cut []time.Duration
+}
+
+// abandoned returns the planned completion times of the calls the client
+// cut short although they would have completed.
+func (s *server) abandoned() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.cut...)
 }
 
 func (s *server) calls() []time.Duration {
@@ -85,6 +120,14 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	json.Unmarshal(b, &body)
 	rp := s.script(n, at)
 	ctx := r.Context()
+	completed := false
+	defer func() {
+		if p := rp.planned(); !completed && p >= 0 && ctx.Err() != nil {
+			s.mu.Lock()
+			s.cut = append(s.cut, p)
+			s.mu.Unlock()
+		}
+	}()
 	wait := func(d time.Duration) bool {
 		if d <= 0 {
 			return ctx.Err() == nil
@@ -108,11 +151,24 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rp.status)
 		fmt.Fprintf(w, `{"error":{"message":%q,"type":"error","code":%q}}`, http.StatusText(rp.status), rp.code)
+		completed = true
 		return
 	}
 	content := rp.content
 	if content == "" {
 		content = "answer from " + s.name
+	}
+	// trickled writes line one byte every rp.every; false when the call ended.
+	trickled := func(line string) bool {
+		for i := range len(line) {
+			if !wait(rp.every) {
+				return false
+			}
+			if _, err := io.WriteString(w, line[i:i+1]); err != nil {
+				return false
+			}
+		}
+		return true
 	}
 	if !body.Stream {
 		if rp.hang {
@@ -123,7 +179,19 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`, body.Model, content)
+		answer := fmt.Sprintf(`{"id":"c1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`, body.Model, content)
+		switch rp.mode {
+		case "stall", "empty":
+			w.WriteHeader(http.StatusOK)
+			<-ctx.Done()
+			return
+		case "trickle":
+			w.WriteHeader(http.StatusOK)
+			completed = trickled(answer)
+			return
+		}
+		io.WriteString(w, answer)
+		completed = true
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -151,12 +219,33 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if write(chunk("partial ")) && wait(time.Second) {
 			write(`data: {"error":{"code":502,"message":"Provider disconnected"}}` + "\n\n")
 		}
+		completed = true
 		return
 	}
-	write(chunk(content))
+	switch rp.mode {
+	case "stall":
+		<-ctx.Done()
+		return
+	case "empty":
+		for wait(rp.every) && write(chunk("")) {
+		}
+		return
+	case "tokens":
+		for range max(rp.count, 1) {
+			if !wait(rp.every) || !write(chunk("tok ")) {
+				return
+			}
+		}
+	case "trickle":
+		if !trickled(chunk(content)) {
+			return
+		}
+	default:
+		write(chunk(content))
+	}
 	write(fmt.Sprintf("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n", body.Model))
 	write(`data: {"id":"c1","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}` + "\n\n")
-	write("data: [DONE]\n\n")
+	completed = write("data: [DONE]\n\n")
 }
 
 // routeSpec describes one route of a scenario.
@@ -167,6 +256,7 @@ type routeSpec struct {
 	failoverOnAuth bool
 	timeout        time.Duration
 	minInterval    time.Duration
+	profile        execution.Profile
 	script         func(n int, at time.Duration) reply
 }
 
@@ -229,7 +319,7 @@ func newWorld(t testing.TB, specs []routeSpec) *world {
 		w.routes = append(w.routes, execution.Route{
 			Name: s.name, Model: "model-" + s.name, BaseURL: "https://" + s.name + ".example.com/v1",
 			Provider: c, MaxConcurrency: s.cap, Stream: s.stream, FailoverOnAuth: s.failoverOnAuth,
-			RequestTimeout: s.timeout, MinInterval: s.minInterval,
+			RequestTimeout: s.timeout, MinInterval: s.minInterval, Profile: s.profile,
 		})
 	}
 	return w

@@ -18,9 +18,10 @@ import (
 // the route states (breakers, cool-downs, disabled routes, bulkheads,
 // pacing, statistics) and the review-wide retry budget.
 type runState struct {
-	start   time.Time
-	workEnd time.Time // start + Budget − Reserve: nothing runs past it
-	routes  []*routeState
+	start      time.Time
+	minAttempt time.Duration // the least any route needs to start an attempt
+	workEnd    time.Time     // start + Budget − Reserve: nothing runs past it
+	routes     []*routeState
 
 	mu      sync.Mutex
 	calls   int // requests sent, for the retry budget
@@ -107,6 +108,7 @@ func (rs *runState) charge(cost float64, tokens int) {
 // routeState is one route during one Run.
 type routeState struct {
 	r   Route
+	ru  rules // the policy's or the route profile's rules
 	idx int
 	br  *breaker
 	sem chan struct{} // the bulkhead: one token per call in flight
@@ -131,12 +133,21 @@ func (e *Engine) newRun(now time.Time) *runState {
 		if capacity <= 0 {
 			capacity = e.policy.MaxConcurrency
 		}
+		bs := r.Breaker
+		if bs.Window <= 0 {
+			bs.Window = e.policy.breakerWindow(r)
+		}
 		rs.routes = append(rs.routes, &routeState{
 			r:   r,
+			ru:  rulesFor(r, e.policy),
 			idx: i,
-			br:  newBreaker(r.Breaker, time.Now, e.float64),
+			br:  newBreaker(bs, time.Now, e.float64),
 			sem: make(chan struct{}, capacity),
 		})
+	}
+	rs.minAttempt = rs.routes[0].ru.minAttempt
+	for _, r := range rs.routes {
+		rs.minAttempt = min(rs.minAttempt, r.ru.minAttempt)
 	}
 	return rs
 }
@@ -158,10 +169,11 @@ func (e *Engine) jitter(d time.Duration) time.Duration {
 	return time.Duration(e.rng.Int64N(int64(d)))
 }
 
-// backoff is the wait before retry n (1-based) on a route: the policy's
-// fixed schedule when it has one, else full jitter U[0, Backoff·2^(n-1)).
-func (e *Engine) backoff(n int) time.Duration {
-	if s := e.policy.BackoffSchedule; len(s) > 0 {
+// backoff is the wait before retry n (1-based) on a route: the route's
+// fixed schedule (its profile's, or the policy's) when it has one, else
+// full jitter U[0, Backoff·2^(n-1)).
+func (e *Engine) backoff(ru rules, n int) time.Duration {
+	if s := ru.schedule; len(s) > 0 {
 		return s[min(n, len(s))-1]
 	}
 	d := e.policy.Backoff
@@ -172,11 +184,12 @@ func (e *Engine) backoff(n int) time.Duration {
 }
 
 // takeRetry spends one retry of the review-wide budget,
-// max(RetryBudgetMin, ⌊RetryBudgetRatio × calls so far⌋), if any is left.
+// max(RetryBudgetMin, MaxConcurrency, ⌊RetryBudgetRatio × calls so far⌋),
+// if any is left: one wave of items in flight can always retry once.
 func (rs *runState) takeRetry(p Policy) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	allowed := max(p.RetryBudgetMin, int(p.RetryBudgetRatio*float64(rs.calls)))
+	allowed := max(p.RetryBudgetMin, p.MaxConcurrency, int(p.RetryBudgetRatio*float64(rs.calls)))
 	if rs.retries >= allowed {
 		return false
 	}
@@ -270,7 +283,7 @@ func (e *Engine) cannotStart(ctx context.Context, rs *runState) (Result, bool) {
 	if ctx.Err() != nil {
 		return Result{Status: StatusSkipped, Class: ClassCancelled, Reason: ReasonCancelled}, true
 	}
-	if left := rs.workEnd.Sub(time.Now()); left <= 0 || left < e.policy.MinAttempt {
+	if left := rs.workEnd.Sub(time.Now()); left <= 0 || left < rs.minAttempt {
 		return Result{Status: StatusSkipped, Reason: ReasonBudget}, true
 	}
 	return Result{}, false
@@ -297,6 +310,7 @@ type itemState struct {
 	end      time.Time // the item's deadline: start + ItemBudget, clipped to the review's work window
 	attempts []Attempt
 
+	retries    int   // retries made on routes without a profile (Policy.MaxRetriesPerItem)
 	lastSent   int   // index in attempts of the last attempt sent; -1: none
 	lastReject int   // index in attempts of the last rejected attempt; -1: none
 	rejectCls  Class // the class the last rejection stands for (auth for a disabled route, ...)
@@ -424,24 +438,33 @@ func (r *rejection) Unwrap() error { return r.cause }
 // Class returns ClassRejected.
 func (r *rejection) Class() Class { return ClassRejected }
 
-// tryRoute runs the item on route ri: the first attempt, then retries that
-// share the route request's deadline. It appends every attempt to st.
+// tryRoute runs the item on route ri: the first attempt, then its retries.
+// Under the review plan's rules the retries share the route request's
+// deadline; on a profile route each attempt has its own. It appends every
+// attempt to st.
 func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int) (outcome, *Response) {
 	rs := st.rs
 	r := rs.routes[ri]
+	ru := r.ru
 	last := !rs.usableAfter(ri)
 	req := r.r.apply(*st.item.Request)
 	base, eff, terr := e.Timeout(r.r, &req)
+
+	// What this route may use: the item's end, less the room one failover
+	// attempt on the next usable route needs.
+	routeLimit := st.end
+	if next := rs.nextUsable(ri); next != nil {
+		routeLimit = st.end.Add(-failoverReserve(ru, &next.ru, time.Until(st.end)))
+	}
 
 	kind := KindFailover
 	if len(st.attempts) == 0 {
 		kind = KindPrimary
 	}
 	var (
-		firstSend time.Time // the route request's start
-		routeEnd  time.Time // the route request's deadline, shared by retries
-		retries   int
-		wait      time.Duration // backoff before this attempt
+		routeEnd time.Time // the route request's deadline, shared by retries (not on a profile route)
+		retries  int
+		wait     time.Duration // backoff before this attempt
 	)
 	for {
 		a := Attempt{
@@ -453,11 +476,16 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 			st.record(a)
 			return outFail, nil
 		}
-		limit := st.end
+		limit := routeLimit
 		if !routeEnd.IsZero() {
 			limit = routeEnd
 		}
-		adm, rej := e.admit(itemCtx, r, limit, last)
+		adm, rej := e.admit(itemCtx, rs, r, limit, last)
+		for _, pa := range adm.probes {
+			pa.Number = len(st.attempts) + 1
+			st.record(pa)
+			a.Number = len(st.attempts) + 1
+		}
 		if rej != nil {
 			a.Start, a.Class, a.Reason, a.Err, a.QueueWait = time.Since(rs.start), ClassRejected, rej.reason, rej, adm.queueWait
 			a.Breaker = adm.state.String()
@@ -467,24 +495,28 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 
 		// Send.
 		sendAt := time.Now()
-		if routeEnd.IsZero() {
-			firstSend, routeEnd = sendAt, sendAt.Add(eff)
-			if routeEnd.After(st.end) {
-				routeEnd = st.end
+		end := routeEnd
+		if ru.perAttempt || routeEnd.IsZero() {
+			end = sendAt.Add(eff)
+			if end.After(routeLimit) {
+				end = routeLimit
+			}
+			if !ru.perAttempt {
+				routeEnd = end
 			}
 		}
 		a.Start = sendAt.Sub(rs.start)
 		a.QueueWait, a.Breaker = adm.queueWait, adm.state.String()
-		a.Deadline = routeEnd.Sub(sendAt)
+		a.Deadline = end.Sub(sendAt)
 		a.ItemRemaining, a.ReviewRemaining = st.end.Sub(sendAt), rs.workEnd.Sub(sendAt)
 		if r.r.Stream {
-			req.FirstTokenTimeout, req.IdleTimeout = StreamTimeouts(r.r, BodyChars(&req, r.r), a.Deadline)
+			req.FirstTokenTimeout, req.IdleTimeout = e.streamTimeouts(r.r, Measure(&req, r.r), a.Deadline)
 			a.FirstTokenTimeout, a.IdleTimeout = req.FirstTokenTimeout, req.IdleTimeout
 		}
 		rs.mu.Lock()
 		rs.calls++
 		rs.mu.Unlock()
-		resp, err := e.send(itemCtx, r, &req, routeEnd, st.item.Accept)
+		resp, err := e.send(itemCtx, r, &req, end, st.item.Accept)
 		a.Duration = time.Since(sendAt)
 		if resp != nil {
 			a.Usage, a.FirstByte, a.ResponseModel = resp.Usage, resp.FirstByte, resp.Model
@@ -515,9 +547,11 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 			err = &TimeoutError{Route: r.r.Name, Base: base, Effective: eff, Deadline: a.Deadline, Elapsed: a.Duration, Err: err}
 			a.Err = err
 		}
-		clipped := routeEnd.Before(firstSend.Add(eff))
-		v := verdictOf(a.Class, err, clipped)
+		// A timeout says the route is slow unless our budget left it less
+		// than half its base deadline.
+		v := verdictOf(a.Class, err, a.Deadline < base/2)
 		e.emitBreaker(r, r.br.done(adm.permit, v))
+		<-r.sem // the slot frees only once the breaker has the verdict
 		r.finish(a, kind == KindRetry)
 
 		// Decide.
@@ -557,31 +591,44 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 			return outFail, nil
 		}
 
-		ra, hasRA := retryAfter(err, time.Now())
-		if hasRA || a.Class == ClassRateLimited {
-			if hasRA {
-				a.RetryAfter = ra // the server's; a 429 without one leaves it 0
-			} else {
-				ra = e.policy.RateLimitBackoff
-			}
+		now := time.Now()
+		ra, hasRA := retryAfter(err, now)
+		limited := a.Class == ClassRateLimited
+		if hasRA {
+			a.RetryAfter = ra // the server's; a 429 without one leaves it 0
+		} else if limited {
+			ra = ru.rateLimit
+		}
+		if hasRA || limited {
 			e.coolDown(r, ra, a.Class)
 		}
 		if retryable(a.Class, err) {
-			next := time.Duration(0)
-			switch {
-			case hasRA || a.Class == ClassRateLimited:
-				next = ra + e.jitter(min(time.Second, ra/10))
-			default:
-				next = e.backoff(retries + 1)
+			// A Retry-After may lengthen the wait, never shorten it.
+			next := e.backoff(ru, retries+1)
+			if hasRA || limited {
+				wra := ra + e.jitter(min(time.Second, ra/10))
+				if limited {
+					next = wra
+				} else {
+					next = max(next, wra)
+				}
+			}
+			fitsBy := routeEnd // retries share the route request's deadline
+			if ru.perAttempt {
+				fitsBy = routeLimit // each retry gets its own, inside the item
 			}
 			switch {
-			case retries >= e.policy.MaxRetriesPerRoute:
+			case retries >= ru.retries:
 				a.Reason = ReasonRetryCap
-			case (hasRA || a.Class == ClassRateLimited) && ra > e.policy.MaxRetryAfter:
+			case !ru.profile && st.retries >= e.policy.MaxRetriesPerItem:
+				a.Reason = ReasonItemRetries
+			case !ru.profile && hasRA && ra > e.policy.MaxRetryAfter:
 				a.Reason = ReasonRetryAfter
-			case time.Now().Add(next + e.policy.MinAttempt).After(routeEnd):
+			case !ru.profile && a.Duration*2 > a.Deadline:
+				a.Reason = ReasonDeadlineUsed
+			case now.Add(next + ru.minAttempt).After(fitsBy):
 				a.Reason = ReasonBudget
-			case !rs.takeRetry(e.policy):
+			case !ru.profile && !rs.takeRetry(e.policy):
 				a.Reason = ReasonRetryBudget
 			default:
 				a.Decision = DecisionRetry
@@ -590,6 +637,9 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 					return outStop, nil
 				}
 				retries++
+				if !ru.profile {
+					st.retries++
+				}
 				kind, wait = KindRetry, next
 				continue
 			}
@@ -682,6 +732,19 @@ func (st *itemState) record(a Attempt) {
 	}
 }
 
+// nextUsable returns the first route after ri that is not disabled, or nil.
+func (rs *runState) nextUsable(ri int) *routeState {
+	for _, r := range rs.routes[ri+1:] {
+		r.mu.Lock()
+		d := r.disabled
+		r.mu.Unlock()
+		if !d {
+			return r
+		}
+	}
+	return nil
+}
+
 // usableAfter reports whether a route after ri could still take the item.
 func (rs *runState) usableAfter(ri int) bool {
 	for _, r := range rs.routes[ri+1:] {
@@ -696,25 +759,35 @@ func (rs *runState) usableAfter(ri int) bool {
 }
 
 // admission is the right to send one attempt on a route: a bulkhead slot
-// and a breaker permit.
+// and a breaker permit, and the health probes sent on the way.
 type admission struct {
 	permit    permit
 	state     BreakerState
 	queueWait time.Duration
+	probes    []Attempt // KindProbe attempts made while admitting
 }
 
-// admit waits for the route (cool-down, bulkhead, pacing) and takes a
-// breaker permit. limit is the time by which a minimum attempt must still
-// fit. It returns a rejection when the route cannot take the attempt in
-// time; on success the caller owns one bulkhead slot (released by send).
-func (e *Engine) admit(ctx context.Context, r *routeState, limit time.Time, last bool) (admission, *rejection) {
+// admit waits for the route (cool-down, breaker, bulkhead, pacing) and
+// takes a breaker permit. limit is the time by which the route's minimum
+// attempt must still fit. It returns a rejection when the route cannot
+// take the attempt in time; on success the caller owns one bulkhead slot,
+// which it releases once the attempt's verdict is recorded.
+//
+// On the last usable route an open breaker is waited out while the item's
+// time allows: until the open period ends, or until the probe in flight
+// decides. A route whose last probe failed (unresponsive) is not waited
+// for: the items fail at once, so a full outage costs one deadline and one
+// probe, not a wave of waits. The item that gets a half-open permit sends the engine's
+// health probe (probe) first, and its own request only if the probe
+// closes the breaker.
+func (e *Engine) admit(ctx context.Context, rs *runState, r *routeState, limit time.Time, last bool) (admission, *rejection) {
 	t0 := time.Now()
 	var adm admission
 	reject := func(reason string, cause error) (admission, *rejection) {
 		adm.queueWait = time.Since(t0)
 		return adm, &rejection{route: r.r.Name, reason: reason, cause: cause}
 	}
-	minAttempt := e.policy.MinAttempt
+	minAttempt := r.ru.minAttempt
 	for {
 		if ctx.Err() != nil {
 			return reject(ReasonCancelled, context.Cause(ctx))
@@ -740,11 +813,27 @@ func (e *Engine) admit(ctx context.Context, r *routeState, limit time.Time, last
 			}
 			continue
 		}
-		bst, tr := r.br.current()
+		bv, tr := r.br.view()
 		e.emitBreaker(r, tr)
-		adm.state = bst
-		if bst == BreakerOpen {
-			return reject(ReasonCircuitOpen, nil)
+		adm.state = bv.state
+		if bv.state == BreakerOpen || bv.busy {
+			reason := ReasonCircuitOpen
+			if bv.busy {
+				reason = ReasonHalfOpenBusy
+			}
+			if bv.unresponsive && bv.state == BreakerOpen {
+				reason = ReasonUnresponsive
+			}
+			if !last || reason == ReasonUnresponsive {
+				return reject(reason, nil)
+			}
+			switch waitBreaker(ctx, bv, room) {
+			case waitCancelled:
+				return reject(ReasonCancelled, context.Cause(ctx))
+			case waitTooLong:
+				return reject(reason, nil)
+			}
+			continue
 		}
 
 		// Bulkhead.
@@ -764,7 +853,7 @@ func (e *Engine) admit(ctx context.Context, r *routeState, limit time.Time, last
 		}
 
 		// Pacing.
-		if r.r.MinInterval > 0 {
+		if gap := r.ru.minGap; gap > 0 {
 			now = time.Now()
 			r.mu.Lock()
 			at := now
@@ -773,7 +862,7 @@ func (e *Engine) admit(ctx context.Context, r *routeState, limit time.Time, last
 			}
 			ok := limit.Sub(at) >= minAttempt
 			if ok {
-				r.nextStart = at.Add(r.r.MinInterval)
+				r.nextStart = at.Add(gap)
 			}
 			r.mu.Unlock()
 			if !ok {
@@ -799,11 +888,19 @@ func (e *Engine) admit(ctx context.Context, r *routeState, limit time.Time, last
 		adm.state = bst
 		if err != nil {
 			<-r.sem
+			if last {
+				continue // wait for the breaker above, if the item's time allows
+			}
 			reason := ReasonCircuitOpen
 			if errors.Is(err, errHalfOpenBusy) {
 				reason = ReasonHalfOpenBusy
 			}
 			return reject(reason, nil)
+		}
+		if p.probe {
+			adm.probes = append(adm.probes, e.probe(ctx, rs, r, p, limit, last))
+			<-r.sem
+			continue // closed: take a regular permit; open: wait or fail over
 		}
 		adm.permit = p
 		adm.queueWait = time.Since(t0)
@@ -811,9 +908,135 @@ func (e *Engine) admit(ctx context.Context, r *routeState, limit time.Time, last
 	}
 }
 
-// send makes one call to the route's provider under the route request's
-// deadline and releases the admission. A panic in the Provider or in accept
-// becomes a *PanicError.
+type waitResult int
+
+const (
+	waitDone      waitResult = iota // the breaker changed or its open period ended: look again
+	waitTooLong                     // it would take longer than the item may wait
+	waitCancelled                   // ctx ended
+)
+
+// waitBreaker waits, at most room, for an open breaker's open period to end
+// or for a busy half-open breaker's probe to decide.
+func waitBreaker(ctx context.Context, bv breakerView, room time.Duration) waitResult {
+	d := room
+	if bv.state == BreakerOpen {
+		left := time.Until(bv.openUntil)
+		if left > room {
+			return waitTooLong
+		}
+		d = left
+	}
+	if d <= 0 {
+		if bv.state == BreakerOpen {
+			return waitDone
+		}
+		return waitTooLong
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-bv.changed:
+		return waitDone
+	case <-t.C:
+		if bv.state == BreakerOpen {
+			return waitDone
+		}
+		return waitTooLong
+	case <-ctx.Done():
+		return waitCancelled
+	}
+}
+
+// probeMessage is the engine's health probe: a real, tiny request to the
+// route's model that any healthy model answers at once.
+const probeMessage = "Health check from warden: reply with the single word OK."
+
+// probe sends the engine's health probe on a half-open route under permit
+// p, with Policy.ProbeTimeout (the floor for the own model of a profile
+// route that is the last usable one), clipped to limit, and records its
+// verdict:
+// an answer (even an empty or unusable one) closes the breaker; a failure
+// or a timeout re-opens it and marks the route unresponsive. It
+// returns the probe as an Attempt of KindProbe.
+func (e *Engine) probe(ctx context.Context, rs *runState, r *routeState, p permit, limit time.Time, last bool) Attempt {
+	prov, model := r.r.ProbeProvider, cmp.Or(r.r.ProbeModel, r.r.Model)
+	if prov == nil {
+		prov = r.r.Provider
+	}
+	req := &Request{Model: model, Messages: []Message{{Role: "user", Content: probeMessage}}, MaxTokens: 16}
+	start := time.Now()
+	// A probe is short, Policy.ProbeTimeout (the plan's and the
+	// standard's 30s), with one exception: on the last usable route of a
+	// profile, a probe of the route's own slow model (no designated
+	// Route.ProbeProvider or ProbeModel) is a call on the slow path, the
+	// one every waiting item's fate hangs on, and gets the floor: cutting
+	// a healthy-but-slow backend at 30s would fail them all (the
+	// early-abandon pattern the standard forbids). With a fallback the
+	// probing item fails over afterwards, so the probe stays short.
+	timeout := e.policy.ProbeTimeout
+	if last && r.ru.floor > 0 && r.r.ProbeProvider == nil && r.r.ProbeModel == "" {
+		timeout = max(timeout, r.ru.floor)
+	}
+	d := min(timeout, limit.Sub(start))
+	a := Attempt{
+		Route: r.r.Name, Model: model, Kind: KindProbe, Start: start.Sub(rs.start),
+		TimeoutBase: timeout, TimeoutEffective: timeout, Deadline: d,
+		ItemRemaining: limit.Sub(start), ReviewRemaining: rs.workEnd.Sub(start),
+		Decision: DecisionProbe, Breaker: BreakerHalfOpen.String(),
+	}
+	rs.mu.Lock()
+	rs.calls++
+	rs.mu.Unlock()
+	pctx, cancel := context.WithTimeout(ctx, d)
+	resp, err := func() (resp *Response, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				resp, err = nil, &PanicError{Value: v, Stack: debug.Stack()}
+			}
+		}()
+		return prov.Complete(pctx, req)
+	}()
+	cancel()
+	a.Duration = time.Since(start)
+	if resp != nil {
+		a.Usage, a.FirstByte, a.ResponseModel = resp.Usage, resp.FirstByte, resp.Model
+	}
+	a.Err = err
+	a.Class = Classify(ctx, err)
+	// Any answer says the route is alive, whatever it says (a 4xx to the
+	// probe's own key or model included: the item's request decides
+	// those); only a failure the route produced or a timeout keeps it
+	// open. A cancelled probe (the item's budget or the caller) decides
+	// nothing and frees the slot.
+	var v verdict
+	switch a.Class {
+	case ClassCancelled:
+		v = verdictIgnore
+	case ClassTimeout:
+		var pe *ProviderError
+		if !errors.As(err, &pe) {
+			a.Err = &TimeoutError{Route: r.r.Name, Base: timeout, Effective: timeout, Deadline: d, Elapsed: a.Duration, Err: err}
+		}
+		v = verdictTimeout
+	case ClassOverloaded, ClassServerError, ClassConnection, ClassUnknown:
+		v = verdictFailure
+	default:
+		v = verdictSuccess
+	}
+	if e.policy.caps() {
+		rs.charge(r.r.Cost(a.Usage), a.Usage.PromptTokens+a.Usage.CompletionTokens)
+	}
+	e.emitBreaker(r, r.br.done(p, v))
+	r.finish(a, false)
+	r.count(func(s *RouteStats) { s.Probes++ })
+	e.log.Debug("probe", "route", r.r.Name, "model", model, "class", a.Class.String(), "duration", a.Duration, "verdict", v.String())
+	return a
+}
+
+// send makes one call to the route's provider under the attempt's deadline.
+// The caller releases the bulkhead slot. A panic in the Provider or in
+// accept becomes a *PanicError.
 func (e *Engine) send(itemCtx context.Context, r *routeState, req *Request, deadline time.Time, accept func(*Response) error) (resp *Response, err error) {
 	ctx, cancel := context.WithDeadline(itemCtx, deadline)
 	defer cancel()
@@ -825,7 +1048,6 @@ func (e *Engine) send(itemCtx context.Context, r *routeState, req *Request, dead
 		r.mu.Lock()
 		r.inflight--
 		r.mu.Unlock()
-		<-r.sem
 	}()
 	defer func() {
 		if v := recover(); v != nil {
@@ -956,8 +1178,9 @@ func failsOver(c Class) bool {
 
 // verdictOf is what an attempt's class says about the route's health.
 // Cancellations, client errors, rate limits and bad answers say nothing; a
-// timeout counts only when the route had its whole effective deadline (or a
-// streaming watchdog fired), not when our budget clipped it.
+// timeout counts unless our budget clipped the attempt to less than half
+// its base deadline (clipped); a streaming watchdog always counts; a 408
+// the server sent is a failure (it answered), not a timeout.
 func verdictOf(c Class, err error, clipped bool) verdict {
 	switch c {
 	case ClassSuccess:
@@ -971,7 +1194,9 @@ func verdictOf(c Class, err error, clipped bool) verdict {
 	case ClassTimeout:
 		var pe *ProviderError
 		switch {
-		case errors.Is(err, ErrFirstTokenTimeout), errors.Is(err, ErrIdleTimeout), errors.As(err, &pe):
+		case errors.As(err, &pe):
+			return verdictFailure // a 408 the server sent: it answered
+		case errors.Is(err, ErrFirstTokenTimeout), errors.Is(err, ErrIdleTimeout):
 			return verdictTimeout
 		case clipped:
 			return verdictIgnore
@@ -1018,6 +1243,17 @@ func StreamTimeouts(r Route, bodyChars int, deadline time.Duration) (firstToken,
 		idle = 30 * time.Second
 	}
 	return min(firstToken, deadline), min(idle, deadline)
+}
+
+// streamTimeouts is StreamTimeouts on route r under the engine's policy:
+// on a profile route no watchdog is below the profile's floor (a
+// watchdog is a client timeout too).
+func (e *Engine) streamTimeouts(r Route, bodyChars int, deadline time.Duration) (firstToken, idle time.Duration) {
+	firstToken, idle = StreamTimeouts(r, bodyChars, deadline)
+	if floor := rulesFor(r, e.policy).floor; floor > 0 {
+		firstToken, idle = max(firstToken, min(floor, deadline)), max(idle, min(floor, deadline))
+	}
+	return firstToken, idle
 }
 
 // sleep waits d or until ctx ends; it reports whether d passed.

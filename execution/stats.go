@@ -58,6 +58,7 @@ type RouteStats struct {
 	Cancelled int // ended by the caller or the review budget (ClassCancelled)
 	Retries   int // calls of KindRetry
 	Rejected  int // attempts the engine did not send (Attempt.Reason says why)
+	Probes    int // health probes sent (KindProbe; counted in Calls too)
 
 	P50, P95, Max time.Duration // of the sent calls' durations (nearest rank); 0 without calls
 	// TTFTP50 and TTFTP95 are the time to first token of the sent calls

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html"
 	"strings"
@@ -504,7 +505,7 @@ func mdPlan(r *review.Report) *mdSection {
 	s.table = "| Priority | Skill | Location | Timeout | Why |\n| ---: | --- | --- | ---: | --- |\n"
 	for _, it := range r.Items {
 		s.rows = append(s.rows, fmt.Sprintf("| %d | %s | %s | %s | %s |\n", it.Priority, mdCell(it.Skill),
-			mdCode(clip(textLoc(dash(it.Path), it.StartLine, it.EndLine), mdMaxCell), true), fmtTimeout(it.TimeoutEffectiveMS), mdCell(dash(it.Why))))
+			mdCode(clip(textLoc(dash(it.Path), it.StartLine, it.EndLine), mdMaxCell), true), fmtTimeout(cmp.Or(it.DeadlineMS, it.TimeoutEffectiveMS)), mdCell(dash(it.Why))))
 	}
 	s.more = func(n int) string {
 		return fmt.Sprintf("| | _… and %s; `--format json` lists every item_ | | | |\n", review.Counted(n, "more work item", "more work items"))

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -282,7 +283,7 @@ func textPlan(buf *bytes.Buffer, r *review.Report, p palette) {
 	fmt.Fprintln(tw, "  PRIORITY\tSKILL\tLOCATION\tTIMEOUT\tWHY")
 	for _, it := range r.Items {
 		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\n", it.Priority, cell(it.Skill),
-			cell(textLoc(it.Path, it.StartLine, it.EndLine)), fmtTimeout(it.TimeoutEffectiveMS), cell(it.Why))
+			cell(textLoc(it.Path, it.StartLine, it.EndLine)), fmtTimeout(cmp.Or(it.DeadlineMS, it.TimeoutEffectiveMS)), cell(it.Why))
 	}
 	tw.Flush()
 }

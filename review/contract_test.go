@@ -118,7 +118,9 @@ func TestRunEveryCallServerError(t *testing.T) {
 			t.Errorf("item %s status %s, want failed", it.Path, it.Status)
 		}
 	}
-	if reasons["circuit_open/"] == 0 || reasons["circuit_open/rejected"] > 0 || reasons["server_error/"]+reasons["circuit_open/server_error"]+reasons["retry_budget/server_error"] == 0 {
+	// The breaker stops the rest: at once (circuit_open) or after its
+	// re-admission probe failed (probe_failed), never with a bare "rejected".
+	if reasons["circuit_open/"]+reasons["probe_failed/"] == 0 || reasons["rejected/"] > 0 || reasons["circuit_open/rejected"] > 0 || reasons["server_error/"]+reasons["circuit_open/server_error"]+reasons["probe_failed/server_error"]+reasons["retry_budget/server_error"] == 0 {
 		t.Errorf("Run(all 500) item reasons/classes = %v, want circuit_open (no call sent) and server_error items", reasons)
 	}
 	d := diagnosis(r, DiagnosisServerErrors)

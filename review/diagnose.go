@@ -305,7 +305,7 @@ func (e *routeEvidence) serverDiagnoses() []Diagnosis {
 	if n := e.classes["server_error"] + e.classes["overloaded"]; n > 0 && (len(e.successes) == 0 || failed5xx > 0) {
 		of := fmt.Sprintf("%d of %s", n, Counted(e.calls, "call", "calls"))
 		stopped := ""
-		if c, b := e.stopped[execution.ReasonCircuitOpen]+e.stopped[execution.ReasonHalfOpenBusy], e.stopped[execution.ReasonRetryBudget]; c+b > 0 {
+		if c, b := e.stopped[execution.ReasonCircuitOpen]+e.stopped[execution.ReasonHalfOpenBusy]+e.stopped[execution.ReasonUnresponsive], e.stopped[execution.ReasonRetryBudget]; c+b > 0 {
 			var parts []string
 			if c > 0 {
 				parts = append(parts, "the circuit breaker stopped "+Counted(c, "item", "items"))

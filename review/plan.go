@@ -42,6 +42,7 @@ type WorkItem struct {
 	Request          *execution.Request
 	TimeoutBase      time.Duration // on the first route
 	TimeoutEffective time.Duration // the adaptive deadline on the first route
+	Deadline         time.Duration // what the first attempt really gets (execution.Engine.FirstDeadline)
 }
 
 // Plan is what a review will do: the work items in priority order, and
@@ -108,8 +109,9 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			if err != nil {
 				return nil, fmt.Errorf("plan %s on %s: %w", group[0].Name, c.Path, err)
 			}
+			dl := eng.FirstDeadline(eff)
 			for _, sk := range group {
-				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff})
+				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff, Deadline: dl})
 			}
 		}
 	}

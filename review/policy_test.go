@@ -40,6 +40,8 @@ func TestPolicyAudit(t *testing.T) {
 		Name: "primary", Model: "moonshotai/kimi-k2", BaseURLHost: "openrouter.ai", APIKeyEnv: "OPENROUTER_API_KEY",
 		RequestTimeoutMS: 90000, MaxConcurrency: 8, Stream: true, JSONSchema: false,
 		PriceInputPerMTok: 0.6, PriceOutputPerMTok: 2.5,
+		// Issue 11: what a request really gets, its retries, the breaker's window (2 × the 90s × 8 ceiling).
+		AttemptDeadlineMS: 90000, RetriesPerRoute: 1, BreakerWindowMS: 600000,
 	}}
 	if diff := cmp.Diff(wantRoutes, r.Policy.Routes); diff != "" {
 		t.Errorf("Run policy routes (-want +got):\n%s", diff)

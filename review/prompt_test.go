@@ -50,7 +50,7 @@ func TestBuildRequest(t *testing.T) {
 			t.Errorf("system prompt lacks %q", want)
 		}
 	}
-	for _, want := range []string{`The lines you may report on are 10 to 11 of the file in the data below.`, "File: pkg/a.go", "Language: Go", "     9   func f() {", "       - \told()", "    10 + \tnew()", "    11   }", "Pull request title: Fix things", "[truncated]"} {
+	for _, want := range []string{`The lines you may report on are 10 to 11 of the file in the data below.`, "File: pkg/a.go", "Language: Go", " 9   func f() {", "   - \told()", "10 + \tnew()", "11   }", "Pull request title: Fix things", "[truncated]"} {
 		if !strings.Contains(user, want) {
 			t.Errorf("user prompt lacks %q:\n%s", want, user)
 		}

@@ -114,7 +114,11 @@ type Item struct {
 	// Request is the 1-based number of the model request the item was
 	// sent in: the items of one batch (Policy.BatchSkills) share it, and
 	// with it their attempts, which were made once.
-	Request    int   `json:"request,omitempty"`
+	Request int `json:"request,omitempty"`
+	// DeadlineMS is the deadline the item's first attempt really gets
+	// (execution.Engine.Deadline: the adaptive deadline held by the item
+	// budget less one failover attempt), what the dry run shows.
+	DeadlineMS int64 `json:"deadline_ms,omitempty"`
 	StartMS    int64 `json:"start_ms,omitempty"`    // since the review started; omitted for an item never started
 	DurationMS int64 `json:"duration_ms,omitempty"` // from the item's start to its end, retries and failover included
 	// Class is the class of the last call of a failed item whose Reason
@@ -256,6 +260,8 @@ type Policy struct {
 	MaxRetryAfterMS   int64   `json:"max_retry_after_ms"`            // a longer Retry-After fails over
 	MaxQueueWaitMS    int64   `json:"max_queue_wait_ms"`
 	CooldownWaitMaxMS int64   `json:"cooldown_wait_max_ms"`
+	MaxRetriesPerItem int     `json:"max_retries_per_item"` // across all routes without a profile (issue 11)
+	ProbeTimeoutMS    int64   `json:"probe_timeout_ms"`     // the engine's half-open health probe
 	// Routes are the configured routes in failover order, with their base
 	// timeouts and limits. They hold the name of each key's environment
 	// variable, never a key, and the base URL's host, never its path,
@@ -286,6 +292,14 @@ type RoutePolicy struct {
 	PriceInputPerMTok       float64 `json:"price_input_per_mtok,omitempty"`
 	PriceOutputPerMTok      float64 `json:"price_output_per_mtok,omitempty"`
 	PriceCachedInputPerMTok float64 `json:"price_cached_input_per_mtok,omitempty"`
+	// Issue 11: the route's profile and floor, the deadline a request at
+	// every baseline really gets as its first attempt here (one failover
+	// attempt kept), its retries and its breaker's window.
+	Profile           string `json:"profile,omitempty"`
+	FloorMS           int64  `json:"floor_ms,omitempty"`
+	AttemptDeadlineMS int64  `json:"attempt_deadline_ms"`
+	RetriesPerRoute   int    `json:"retries_per_route"`
+	BreakerWindowMS   int64  `json:"breaker_window_ms"`
 }
 
 // Usage adds up tokens and cost over the review: every attempt's tokens as

@@ -19,6 +19,7 @@ func DryRun(p *Plan, eng *execution.Engine, opts Options) *Report {
 	for i, wi := range p.Items {
 		r.Items[i].Status = StatusPlanned
 		r.Items[i].TimeoutEffectiveMS = wi.TimeoutEffective.Milliseconds()
+		r.Items[i].DeadlineMS = wi.Deadline.Milliseconds()
 	}
 	r.Summary = summarize(r.Items, 0)
 	return r
@@ -49,7 +50,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 	for i, wi := range p.Items {
 		g, it := group[i], &r.Items[i]
 		res, size, first := results[g], sizes[g], i == 0 || group[i-1] != g
-		it.TimeoutEffectiveMS = wi.TimeoutEffective.Milliseconds()
+		it.TimeoutEffectiveMS, it.DeadlineMS = wi.TimeoutEffective.Milliseconds(), wi.Deadline.Milliseconds()
 		it.Request, it.StartMS, it.DurationMS = g+1, res.Start.Milliseconds(), res.Duration.Milliseconds()
 		idx.record(r, it, res, size, first)
 		it.Cached = cached[g] != nil
@@ -383,16 +384,16 @@ func policyOf(eng *execution.Engine, opts Options) Policy {
 		MaxRetryAfterMS:    p.MaxRetryAfter.Milliseconds(),
 		MaxQueueWaitMS:     p.MaxQueueWait.Milliseconds(),
 		CooldownWaitMaxMS:  p.CooldownWaitMax.Milliseconds(),
+		MaxRetriesPerItem:  p.MaxRetriesPerItem,
+		ProbeTimeoutMS:     p.ProbeTimeout.Milliseconds(),
 		Routes:             []RoutePolicy{},
 	}
 	for _, d := range p.BackoffSchedule {
 		pol.BackoffScheduleMS = append(pol.BackoffScheduleMS, d.Milliseconds())
 	}
-	for _, rt := range eng.Routes() {
-		timeout, limit := rt.RequestTimeout, rt.MaxConcurrency
-		if timeout <= 0 {
-			timeout = p.RequestTimeout
-		}
+	for i, rt := range eng.Routes() {
+		times := eng.RouteTimes(i)
+		timeout, limit := times.Base, rt.MaxConcurrency
 		if limit <= 0 {
 			limit = p.MaxConcurrency
 		}
@@ -413,6 +414,11 @@ func policyOf(eng *execution.Engine, opts Options) Policy {
 			PriceInputPerMTok:       rt.PriceInputPerMTok,
 			PriceOutputPerMTok:      rt.PriceOutputPerMTok,
 			PriceCachedInputPerMTok: rt.PriceCachedInputPerMTok,
+			Profile:                 rt.Profile.String(),
+			FloorMS:                 times.Floor.Milliseconds(),
+			AttemptDeadlineMS:       times.Deadline.Milliseconds(),
+			RetriesPerRoute:         times.Retries,
+			BreakerWindowMS:         times.Window.Milliseconds(),
 		})
 	}
 	return pol

@@ -111,4 +111,4 @@ func failureReason(res execution.Result) string {
 // why an item failed: without them an item stopped by an open breaker after
 // 500s elsewhere would read "server_error" as if its own call had failed.
 var stopReasons = []string{execution.ReasonCircuitOpen, execution.ReasonHalfOpenBusy,
-	execution.ReasonRetryBudget, execution.ReasonBulkheadFull}
+	execution.ReasonUnresponsive, execution.ReasonRetryBudget, execution.ReasonBulkheadFull}

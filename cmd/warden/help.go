@@ -59,7 +59,7 @@ var commands = []command{
 	},
 	{
 		name: "probe", summary: "health-check every configured route with one tiny real request each; exits 1 if one is unhealthy",
-		usage:    "probe [--config FILE] [--format text|json]",
+		usage:    "probe [--config FILE] [--format text|json] [--force]",
 		examples: []string{"warden probe", "warden probe --format json | jq '.routes[] | select(.healthy | not)'"},
 		flags: func() string {
 			return flagDefaults(func(w io.Writer) error { _, err := parseProbeFlags([]string{"-h"}, w); return err })

@@ -1,43 +1,28 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/url"
-	"strconv"
-	"sync"
-	"syscall"
-	"text/tabwriter"
-	"time"
+	"strings"
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/execution/openai"
+	"github.com/org/warden/probe"
 )
-
-// probeTimeout bounds each route's probe, from sending to the whole answer.
-const probeTimeout = 30 * time.Second
-
-// probeMaxTokens is the probe's completion budget: enough for "ok" from any
-// model, small enough to cost nothing.
-const probeMaxTokens = 16
 
 // exitUnhealthy is probe's exit code when a route is not healthy
 // (DESIGN.md §5: "exits 1 if one is unhealthy").
 const exitUnhealthy = 1
 
-// probePrompt is the probe's only message.
-const probePrompt = "Reply with the single word: ok"
-
 // probeOptions are the flags of `warden probe`.
 type probeOptions struct {
 	config string
 	format string // text or json
+	force  bool
 }
 
 func parseProbeFlags(args []string, stderr io.Writer) (*probeOptions, error) {
@@ -46,6 +31,7 @@ func parseProbeFlags(args []string, stderr io.Writer) (*probeOptions, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.config, "config", "", "configuration `FILE` (default: warden.toml when present)")
 	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	fs.BoolVar(&o.force, "force", false, "probe even if a route was probed within the hour")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -61,34 +47,12 @@ func parseProbeFlags(args []string, stderr io.Writer) (*probeOptions, error) {
 	return o, nil
 }
 
-// probeTarget is one configured route, ready to probe.
-type probeTarget struct {
-	name, baseURL, model string
-	keyEnv               string // the key's variable, for the diagnosis
-	key                  execution.Secret
-}
-
-// probeResult is what one route's probe found (the JSON contract of
-// `warden probe --format json`: {"routes": [...]}).
-type probeResult struct {
-	Name    string `json:"name"`
-	Model   string `json:"model"`
-	BaseURL string `json:"base_url"` // without credentials or query
-	// Status is the HTTP status of the answer; 0 when none arrived.
-	Status int `json:"status"`
-	// Class is execution's class of the outcome: "success", "timeout",
-	// "auth", "model_not_found", "connection", ...
-	Class       string `json:"class"`
-	FirstByteMS int64  `json:"first_byte_ms"` // from sending to the response headers; 0 when none arrived
-	TotalMS     int64  `json:"total_ms"`      // from sending to the whole answer or the error
-	Healthy     bool   `json:"healthy"`
-	Diagnosis   string `json:"diagnosis"`
-}
-
-// runProbe is `warden probe`: one tiny real request on every configured
-// route, with the route's model and key. It exits 0 when every route is
-// healthy, 1 when one is not, 2 on bad configuration (a missing key names
-// its variable; nothing is sent).
+// runProbe is `warden probe` (package probe does the work): one tiny
+// structured request on every configured route, with the route's
+// probe_api_key_env and probe_model (its own key and model, with a
+// warning, when unset), at most once an hour per route unless --force. It
+// exits 0 when every route is healthy, 1 when one is not, 2 on bad
+// configuration or a refused probe (nothing is sent).
 func runProbe(ctx context.Context, e *env, args []string) (int, error) {
 	o, err := parseProbeFlags(args, e.stderr)
 	if err != nil {
@@ -102,19 +66,34 @@ func runProbe(ctx context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	targets := make([]probeTarget, len(confs))
+	targets := make([]probe.Target, len(confs))
 	for i, rc := range confs {
-		key, err := routeKey(rc, e.getenv, true)
-		if err != nil {
+		if targets[i], err = probeTarget(e, rc); err != nil {
 			return exitUsage, err
 		}
-		targets[i] = probeTarget{name: rc.Name, baseURL: rc.BaseURL, model: rc.Model, keyEnv: rc.APIKeyEnv, key: key}
 	}
-	results := probeAll(ctx, targets, nil)
+	guard := probe.Guard{}
+	if dir, err := probe.CacheDir(e.getenv); err != nil {
+		fmt.Fprintf(e.stderr, "warden probe: warning: %v: the at-most-hourly guard keeps no state\n", err)
+	} else {
+		guard.Dir = dir
+	}
+	if !o.force {
+		var soon *probe.TooSoonError
+		if err := guard.Check(targets); errors.As(err, &soon) {
+			return exitUsage, err
+		} else if err != nil { // an unreadable state must not stop probing
+			fmt.Fprintf(e.stderr, "warden probe: warning: %v\n", err)
+		}
+	}
+	if err := guard.Record(targets); err != nil {
+		fmt.Fprintf(e.stderr, "warden probe: warning: %v\n", err)
+	}
+	results := probe.All(ctx, targets)
 	if ctx.Err() != nil {
 		return exitInterrupted, errInterrupted
 	}
-	if err := writeProbe(e.stdout, o.format, results); err != nil {
+	if err := probe.Write(e.stdout, o.format, results); err != nil {
 		return exitUsage, err
 	}
 	for _, r := range results {
@@ -125,220 +104,33 @@ func runProbe(ctx context.Context, e *env, args []string) (int, error) {
 	return exitOK, nil
 }
 
-// probeAll probes every target at once and returns the results in the
-// targets' order. hc sends the requests; nil means a fresh client on
-// http.DefaultTransport's settings.
-func probeAll(ctx context.Context, targets []probeTarget, hc *http.Client) []probeResult {
-	if hc == nil {
-		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+// probeTarget builds the route a probe sends on: the probe key and model
+// when the route names them, else its own, with a warning.
+func probeTarget(e *env, rc routeConfig) (probe.Target, error) {
+	kc, model := rc, cmp.Or(rc.ProbeModel, rc.Model)
+	var own []string
+	if rc.ProbeAPIKeyEnv != "" {
+		kc.APIKeyEnv = rc.ProbeAPIKeyEnv
+	} else if rc.APIKeyEnv != "" {
+		own = append(own, fmt.Sprintf("no probe_api_key_env: probing with its own key (%s)", rc.APIKeyEnv))
 	}
-	results := make([]probeResult, len(targets))
-	var wg sync.WaitGroup
-	for i, t := range targets { // a handful of routes, each bounded by probeTimeout
-		wg.Go(func() { results[i] = probeRoute(ctx, t, hc) })
+	if rc.ProbeModel == "" {
+		own = append(own, fmt.Sprintf("no probe_model: probing its review model (%s)", oneLine(rc.Model)))
 	}
-	wg.Wait()
-	return results
-}
-
-// probeRoute sends one chat completion of probeMaxTokens tokens to the
-// route through hc, with a User-Agent of warden/<version> (probe), and
-// judges the route by the outcome within probeTimeout.
-func probeRoute(ctx context.Context, t probeTarget, hc *http.Client) probeResult {
-	res := probeResult{Name: t.name, Model: t.model, BaseURL: redactURL(t.baseURL)}
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
+	if len(own) > 0 {
+		fmt.Fprintf(e.stderr, "warden probe: warning: route %q has %s\n", rc.Name, strings.Join(own, "; "))
 	}
-	rec := &probeRecorder{base: base}
-	client := *hc
-	client.Transport = rec
-	p, err := openai.New(openai.Config{
-		BaseURL:    t.baseURL,
-		APIKey:     t.key,
-		HTTPClient: &client,
-		Headers:    map[string]string{"User-Agent": "warden/" + version + " (probe)"},
-	})
+	key, err := routeKey(kc, e.getenv, true)
 	if err != nil {
-		res.Class, res.Diagnosis = execution.ClassBadRequest.String(), "bad configuration: "+err.Error()
-		return res
+		return probe.Target{}, err
 	}
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	start := time.Now()
-	resp, err := p.Complete(pctx, &execution.Request{
-		Model:     t.model,
-		Messages:  []execution.Message{{Role: "user", Content: probePrompt}},
-		MaxTokens: probeMaxTokens,
-	})
-	res.TotalMS = time.Since(start).Milliseconds()
-	res.Status, res.FirstByteMS = rec.result()
-	class := execution.Classify(ctx, err)
-	if class == execution.ClassUnknown && pctx.Err() != nil && ctx.Err() == nil {
-		class = execution.ClassTimeout
-	}
-	res.Class = class.String()
-	res.Healthy, res.Diagnosis = judge(class, err, resp, res.Status, t)
-	return res
-}
-
-// judge says whether a probe's outcome is healthy, and why not.
-func judge(class execution.Class, err error, resp *execution.Response, status int, t probeTarget) (bool, string) {
-	var pe *execution.ProviderError
-	errors.As(err, &pe)
-	withStatus := func(s string) string {
-		if status != 0 {
-			return fmt.Sprintf("%s (HTTP %d)", s, status)
-		}
-		return s
-	}
-	switch class {
-	case execution.ClassSuccess:
-		return true, "ok"
-	case execution.ClassBadResponse:
-		if errors.Is(err, execution.ErrEmptyResponse) && resp != nil && status >= 200 && status < 300 {
-			// A reasoning model may spend the probe's few tokens thinking:
-			// the route answered, which is what a probe asks.
-			return true, fmt.Sprintf("ok (answered with no content within %d tokens)", probeMaxTokens)
-		}
-		return false, withStatus("unusable answer")
-	case execution.ClassTimeout:
-		if pe != nil { // a 408 the server sent
-			return false, withStatus("the server timed out")
-		}
-		return false, fmt.Sprintf("backend slow (>%d s)", int(probeTimeout.Seconds()))
-	case execution.ClassAuth:
-		check := "check the route's API key"
-		if t.keyEnv != "" {
-			check = "check " + t.keyEnv
-		}
-		return false, withStatus("key problem") + ": " + check
-	case execution.ClassPayment:
-		return false, withStatus("payment required (out of credits)")
-	case execution.ClassModelNotFound:
-		return false, withStatus("model not served") + ": " + strconv.Quote(t.model)
-	case execution.ClassConnection:
-		return false, "unreachable" + connectionCause(err)
-	case execution.ClassRateLimited:
-		s := withStatus("rate limited")
-		if pe != nil && pe.RetryAfter > 0 {
-			s += fmt.Sprintf("; Retry-After %s", pe.RetryAfter)
-		}
-		return false, s
-	case execution.ClassOverloaded:
-		return false, withStatus("overloaded")
-	case execution.ClassServerError:
-		return false, withStatus("server error")
-	case execution.ClassBadRequest:
-		return false, withStatus("request rejected")
-	case execution.ClassCancelled:
-		return false, "interrupted"
-	}
-	return false, withStatus("failed")
-}
-
-// connectionCause is " (connection refused)", " (no such host)" or "".
-func connectionCause(err error) string {
-	var dns *net.DNSError
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return " (connection refused)"
-	case errors.As(err, &dns):
-		return " (no such host)"
-	case errors.Is(err, syscall.ECONNRESET):
-		return " (connection reset)"
-	}
-	return ""
-}
-
-// redactURL is a base URL without its credentials, query or fragment,
-// which may carry a key.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
+	p, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: key, UserAgent: "warden/" + version + " (probe)"})
 	if err != nil {
-		return ""
+		return probe.Target{}, usagef("route %q: %v", rc.Name, err)
 	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	return u.String()
-}
-
-// probeRecorder is the transport under the provider's: it records the
-// response's status and when its headers arrived.
-type probeRecorder struct {
-	base http.RoundTripper
-
-	mu        sync.Mutex
-	status    int
-	firstByte time.Duration
-}
-
-func (r *probeRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	start := time.Now()
-	resp, err := r.base.RoundTrip(req)
-	if err == nil {
-		r.mu.Lock()
-		r.status, r.firstByte = resp.StatusCode, time.Since(start)
-		r.mu.Unlock()
-	}
-	return resp, err
-}
-
-func (r *probeRecorder) result() (status int, firstByteMS int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.status, r.firstByte.Milliseconds()
-}
-
-// writeProbe writes the results as a table or as {"routes": [...]}.
-func writeProbe(w io.Writer, format string, results []probeResult) error {
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Routes []probeResult `json:"routes"`
-		}{results})
-	}
-	bad := 0
-	for _, r := range results {
-		if !r.Healthy {
-			bad++
-		}
-	}
-	switch {
-	case bad == 0 && len(results) == 1:
-		fmt.Fprintln(w, "warden probe: the route is healthy")
-	case bad == 0:
-		fmt.Fprintf(w, "warden probe: all %d routes are healthy\n", len(results))
-	default:
-		fmt.Fprintf(w, "warden probe: %d of %d %s unhealthy\n", bad, len(results), pickWord(len(results), "route", "routes"))
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ROUTE\tMODEL\tSTATUS\tFIRST BYTE\tTOTAL\tRESULT")
-	for _, r := range results {
-		status, first := "-", "-"
-		if r.Status != 0 {
-			status = strconv.Itoa(r.Status)
-		}
-		if r.Status != 0 {
-			first = probeMS(r.FirstByteMS)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", oneLine(r.Name), oneLine(r.Model), status, first,
-			probeMS(r.TotalMS), oneLine(r.Diagnosis))
-	}
-	return tw.Flush()
-}
-
-// probeMS is "412ms" or "1.3s".
-func probeMS(ms int64) string {
-	if ms < 1000 {
-		return strconv.FormatInt(max(ms, 0), 10) + "ms"
-	}
-	return (time.Duration(ms) * time.Millisecond).Round(100 * time.Millisecond).String()
-}
-
-func pickWord(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	noSchema := rc.JSONSchema != nil && !*rc.JSONSchema
+	return probe.Target{
+		Route:  execution.Route{Name: rc.Name, BaseURL: rc.BaseURL, Model: model, Provider: p, NoSchema: noSchema, ResponseHealing: rc.ResponseHealing},
+		KeyEnv: kc.APIKeyEnv,
+	}, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,14 +10,16 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/org/warden/probe"
 )
 
 // probeServer is an OpenAI-compatible endpoint that answers every request
@@ -60,27 +63,13 @@ func (s *probeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"error":{"message":"%s","type":"invalid_request_error","code":%q}}`, http.StatusText(s.status), s.code)
 		return
 	}
-	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":13}}`, body.Model)
+	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"{\"findings\":[]}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":13}}`, body.Model)
 }
 
 func (s *probeServer) requests() []probeRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]probeRequest(nil), s.seen...)
-}
-
-// inMemory is a RoundTripper that runs a handler on the caller's goroutine,
-// so that a probe can run inside a synctest bubble (no sockets). It gives
-// up when the request's context ends, as a real transport does.
-type inMemory struct{ h http.Handler }
-
-func (t inMemory) RoundTrip(req *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, req)
-	if err := req.Context().Err(); err != nil {
-		return nil, err
-	}
-	return rec.Result(), nil
 }
 
 // closedPort returns a loopback URL on which nothing listens.
@@ -96,102 +85,7 @@ func closedPort(t *testing.T) string {
 }
 
 // ignoreTimes leaves out the measured times of a loopback probe.
-var ignoreTimes = cmpopts.IgnoreFields(probeResult{}, "FirstByteMS", "TotalMS")
-
-func TestProbeRoute(t *testing.T) {
-	t.Parallel()
-	const key = "sk-probe-SECRET-42"
-	tests := []struct {
-		name string
-		srv  *probeServer
-		url  string // when set, instead of a server
-		want probeResult
-	}{
-		{
-			name: "healthy",
-			srv:  &probeServer{},
-			want: probeResult{Name: "primary", Model: "moonshotai/kimi-k2", Status: 200, Class: "success", Healthy: true, Diagnosis: "ok"},
-		},
-		{
-			name: "401",
-			srv:  &probeServer{status: http.StatusUnauthorized, code: "invalid_api_key"},
-			want: probeResult{Name: "primary", Model: "moonshotai/kimi-k2", Status: 401, Class: "auth",
-				Diagnosis: "key problem (HTTP 401): check OPENROUTER_API_KEY"},
-		},
-		{
-			name: "403",
-			srv:  &probeServer{status: http.StatusForbidden},
-			want: probeResult{Name: "primary", Model: "moonshotai/kimi-k2", Status: 403, Class: "auth",
-				Diagnosis: "key problem (HTTP 403): check OPENROUTER_API_KEY"},
-		},
-		{
-			name: "unknown model",
-			srv:  &probeServer{status: http.StatusNotFound, code: "model_not_found"},
-			want: probeResult{Name: "primary", Model: "moonshotai/kimi-k2", Status: 404, Class: "model_not_found",
-				Diagnosis: `model not served (HTTP 404): "moonshotai/kimi-k2"`},
-		},
-		{
-			name: "connection refused",
-			url:  closedPort(t),
-			want: probeResult{Name: "primary", Model: "moonshotai/kimi-k2", Class: "connection", Diagnosis: "unreachable (connection refused)"},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			base := tt.url
-			if tt.srv != nil {
-				ts := httptest.NewServer(tt.srv)
-				t.Cleanup(ts.Close)
-				base = ts.URL + "/v1"
-			}
-			target := probeTarget{name: "primary", baseURL: base, model: "moonshotai/kimi-k2", keyEnv: "OPENROUTER_API_KEY", key: key}
-			got := probeRoute(t.Context(), target, &http.Client{})
-			want := tt.want
-			want.BaseURL = base
-			if diff := cmp.Diff(want, got, ignoreTimes); diff != "" {
-				t.Errorf("probeRoute(%s) mismatch (-want +got):\n%s", tt.name, diff)
-			}
-			if tt.srv == nil {
-				return
-			}
-			wantReq := []probeRequest{{UserAgent: "warden/" + version + " (probe)", Auth: "Bearer " + key, Model: "moonshotai/kimi-k2", MaxTokens: probeMaxTokens}}
-			if diff := cmp.Diff(wantReq, tt.srv.requests()); diff != "" {
-				t.Errorf("probeRoute(%s) sent (-want +got):\n%s", tt.name, diff)
-			}
-		})
-	}
-}
-
-// TestProbeSlow: a route that needs longer than the probe's 30 s is
-// "backend slow (>30 s)", judged at exactly 30 s on the virtual clock; a
-// route that answers in 29 s is healthy, with its time to first byte.
-func TestProbeSlow(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name  string
-		delay time.Duration
-		want  probeResult
-	}{
-		{"slow", 45 * time.Second, probeResult{Class: "timeout", TotalMS: 30000, Diagnosis: "backend slow (>30 s)"}},
-		{"slow but in time", 29 * time.Second, probeResult{Status: 200, Class: "success", FirstByteMS: 29000, TotalMS: 29000, Healthy: true, Diagnosis: "ok"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			synctest.Test(t, func(t *testing.T) {
-				srv := &probeServer{delay: tt.delay}
-				target := probeTarget{name: "local", baseURL: "http://ollama.internal:11434/v1", model: "qwen2.5-coder:7b"}
-				got := probeRoute(t.Context(), target, &http.Client{Transport: inMemory{srv}})
-				want := tt.want
-				want.Name, want.Model, want.BaseURL = "local", "qwen2.5-coder:7b", "http://ollama.internal:11434/v1"
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("probeRoute(%s) mismatch (-want +got):\n%s", tt.name, diff)
-				}
-			})
-		})
-	}
-}
+var ignoreTimes = cmpopts.IgnoreFields(probe.Result{}, "FirstByteMS", "TotalMS")
 
 // writeConfig writes warden.toml into a new directory and returns it.
 func writeConfig(t *testing.T, toml string) string {
@@ -226,7 +120,7 @@ func TestProbeCommand(t *testing.T) {
 		code     int
 		stdout   []string // substrings
 		stderr   string   // substring
-		wantJSON []probeResult
+		wantJSON []probe.Result
 	}{
 		{
 			name:   "all healthy",
@@ -241,8 +135,8 @@ func TestProbeCommand(t *testing.T) {
 			env:  keys,
 			args: []string{"--format", "json"},
 			code: exitUnhealthy,
-			wantJSON: []probeResult{
-				{Name: "primary", Model: "m-primary", BaseURL: up.URL + "/v1", Status: 200, Class: "success", Healthy: true, Diagnosis: "ok"},
+			wantJSON: []probe.Result{
+				{Name: "primary", Model: "m-primary", BaseURL: up.URL + "/v1", Status: 200, Class: "success", Contract: "ok", Healthy: true, Diagnosis: "ok"},
 				{Name: "fallback", Model: "m-fallback", BaseURL: denied.URL + "/v1", Status: 401, Class: "auth",
 					Diagnosis: "key problem (HTTP 401): check FALLBACK_KEY"},
 			},
@@ -310,11 +204,11 @@ func TestProbeCommand(t *testing.T) {
 				t.Errorf("warden probe (%s) printed the key", tt.name)
 			}
 			if tt.wantJSON != nil {
-				var got struct{ Routes []probeResult }
+				var got struct{ Routes []probe.Result }
 				if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
 					t.Fatalf("warden probe --format json: %v\n%s", err, res.stdout)
 				}
-				if diff := cmp.Diff(tt.wantJSON, got.Routes, ignoreTimes); diff != "" {
+				if diff := gocmp.Diff(tt.wantJSON, got.Routes, ignoreTimes); diff != "" {
 					t.Errorf("warden probe (%s) JSON routes (-want +got):\n%s", tt.name, diff)
 				}
 			}
@@ -322,16 +216,56 @@ func TestProbeCommand(t *testing.T) {
 	}
 }
 
-func TestRedactURL(t *testing.T) {
+// TestProbeCommandKeyAndGuard: a route's probe_api_key_env and probe_model
+// are what the probe sends (a route without them warns and uses its own);
+// a second probe within the hour is refused (exit 2, nothing sent) unless
+// --force; the guard's state is in the cache directory the environment
+// names, never the real one.
+func TestProbeCommandKeyAndGuard(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ in, want string }{
-		{"https://openrouter.ai/api/v1", "https://openrouter.ai/api/v1"},
-		{"https://user:sk-secret@llm.internal/v1?key=sk-secret#frag", "https://llm.internal/v1"},
-		{"http://[::1]:11434/v1", "http://[::1]:11434/v1"},
+	srv := &probeServer{}
+	up := httptest.NewServer(srv)
+	t.Cleanup(up.Close)
+	cache := t.TempDir()
+	toml := routeTOML("primary", up.URL+"/v1", "PRIMARY_KEY") +
+		"probe_api_key_env = \"PROBE_KEY\"\nprobe_model = \"tiny-model\"\n\n" +
+		routeTOML("fallback", up.URL+"/v1", "FALLBACK_KEY")
+	dir := writeConfig(t, toml)
+	env := map[string]string{"PRIMARY_KEY": "sk-review-DO-NOT-PRINT", "PROBE_KEY": "sk-probe-DO-NOT-PRINT", "FALLBACK_KEY": "sk-fb-DO-NOT-PRINT", "XDG_CACHE_HOME": cache}
+
+	res := runWarden(t, dir, env, "", "probe")
+	if res.code != exitOK {
+		t.Fatalf("warden probe exit = %d, want 0\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
-	for _, tt := range tests {
-		if got := redactURL(tt.in); got != tt.want {
-			t.Errorf("redactURL(%q) = %q, want %q", tt.in, got, tt.want)
-		}
+	want := []probeRequest{
+		{UserAgent: "warden/" + version + " (probe)", Auth: "Bearer sk-probe-DO-NOT-PRINT", Model: "tiny-model", MaxTokens: probe.MaxTokens},
+		{UserAgent: "warden/" + version + " (probe)", Auth: "Bearer sk-fb-DO-NOT-PRINT", Model: "m-fallback", MaxTokens: probe.MaxTokens},
+	}
+	got := srv.requests()
+	slices.SortFunc(got, func(a, b probeRequest) int { return cmp.Compare(b.Model, a.Model) })
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("warden probe sent (-want +got):\n%s", diff)
+	}
+	if w := `route "fallback" has no probe_api_key_env: probing with its own key (FALLBACK_KEY); no probe_model: probing its review model (m-fallback)`; !strings.Contains(res.stderr, w) || strings.Contains(res.stderr, `route "primary" has`) {
+		t.Errorf("warden probe stderr = %q, want the fallback's warning only", res.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "warden", "probe", "probes.json")); err != nil {
+		t.Errorf("no probe state in the cache directory: %v", err)
+	}
+
+	res = runWarden(t, dir, env, "", "probe")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "probe refused: route \"primary\"") || !strings.Contains(res.stderr, "--force") {
+		t.Errorf("second warden probe exit = %d, stderr %q; want 2 and a refusal naming the route and --force", res.code, res.stderr)
+	}
+	if n := len(srv.requests()); n != 2 {
+		t.Errorf("the refused probe sent requests: %d in all, want 2", n)
+	}
+
+	res = runWarden(t, dir, env, "", "probe", "--force")
+	if res.code != exitOK || len(srv.requests()) != 4 {
+		t.Errorf("warden probe --force exit = %d after %d requests, want 0 and 4\nstderr:\n%s", res.code, len(srv.requests()), res.stderr)
+	}
+	if strings.Contains(res.stdout+res.stderr, "DO-NOT-PRINT") {
+		t.Errorf("warden probe printed a key")
 	}
 }

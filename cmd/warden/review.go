@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"golang.org/x/term"
 
@@ -230,29 +229,16 @@ func buildRoutes(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]
 		if err != nil {
 			return nil, err
 		}
-		p, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: key})
+		p, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: key, UserAgent: "warden/" + version})
 		if err != nil {
 			return nil, usagef("route %q: %v", rc.Name, err)
 		}
-		routes[i] = execution.Route{
-			Name:               rc.Name,
-			BaseURL:            rc.BaseURL,
-			APIKeyEnv:          rc.APIKeyEnv,
-			Model:              rc.Model,
-			Provider:           p,
-			MaxConcurrency:     rc.MaxConcurrency,
-			RequestTimeout:     time.Duration(rc.RequestTimeout),
-			ResponseHealing:    rc.ResponseHealing,
-			Stream:             rc.Stream,
-			FailoverOnAuth:     rc.FailoverOnAuth,
-			NoSchema:           rc.JSONSchema != nil && !*rc.JSONSchema,
-			MinInterval:        time.Duration(rc.MinInterval),
-			FirstTokenTimeout:  time.Duration(rc.FirstTokenTimeout),
-			IdleTimeout:        time.Duration(rc.IdleTimeout),
-			PriceInputPerMTok:  rc.PriceInputPerMTok,
-			PriceOutputPerMTok: rc.PriceOutputPerMTok,
-			// 0 bills cached tokens at the input price (execution.Route.Cost).
-			PriceCachedInputPerMTok: rc.PriceCachedInputPerMTok,
+		routes[i] = rc.EngineRoute()
+		routes[i].Provider = p
+		if pk := getenv(rc.ProbeAPIKeyEnv); rc.ProbeAPIKeyEnv != "" && pk != "" { // the breaker's probes identify themselves
+			if pp, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: execution.Secret(pk), UserAgent: "warden/" + version + " (probe)"}); err == nil {
+				routes[i].ProbeProvider = pp
+			}
 		}
 	}
 	return routes, nil

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
@@ -34,8 +36,12 @@ type Config struct {
 	HTTPClient *http.Client
 	// Headers are extra request headers (e.g. OpenRouter's HTTP-Referer and
 	// X-Title). They may not set Authorization, Content-Type, Content-Length
-	// or Accept.
+	// or Accept; a User-Agent here replaces UserAgent.
 	Headers map[string]string
+	// UserAgent identifies the client on every request, so that servers'
+	// metrics can tell warden's calls apart: "warden/VERSION" as the caller
+	// passes it; empty means "warden".
+	UserAgent string
 }
 
 // Provider is an execution.Provider for an OpenAI-compatible endpoint. It is
@@ -45,7 +51,10 @@ type Provider struct {
 	secret execution.Secret
 }
 
-var _ execution.Provider = (*Provider)(nil)
+var (
+	_ execution.Provider     = (*Provider)(nil)
+	_ execution.BodyMeasurer = (*Provider)(nil)
+)
 
 // New checks cfg and returns a Provider. BaseURL must be an absolute http or
 // https URL; the error names it (with any password in it redacted).
@@ -67,6 +76,13 @@ func New(cfg Config) (*Provider, error) {
 			return nil, fmt.Errorf("openai: header %q is not a valid header", k)
 		}
 		headers.Set(k, v)
+	}
+	ua := cmp.Or(cfg.UserAgent, "warden")
+	if strings.ContainsAny(ua, "\r\n") {
+		return nil, fmt.Errorf("openai: user agent %q is not a valid header value", ua)
+	}
+	if headers.Get("User-Agent") == "" {
+		headers.Set("User-Agent", ua)
 	}
 
 	hc := &http.Client{Transport: newTransport()}
@@ -168,9 +184,34 @@ func (p *Provider) Complete(ctx context.Context, req *execution.Request) (*execu
 	return out, nil
 }
 
+// BodyChars returns the number of characters (runes) of the exact body
+// Complete sends for req: go-openai's JSON of the request (with "stream",
+// the stream options of a streaming request, max_tokens or
+// max_completion_tokens as the model needs, HTML characters escaped as
+// json.Marshal escapes them), plus the response-healing plugin the
+// transport adds. It is the input of the adaptive deadline
+// (execution.Measure).
+func (p *Provider) BodyChars(req *execution.Request) int {
+	oreq := chatRequest(req)
+	if req.Stream {
+		oreq.Stream = true
+		oreq.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}
+	}
+	b, err := json.Marshal(oreq)
+	if err != nil {
+		return execution.BodyChars(req, execution.Route{Model: req.Model, Stream: req.Stream, ResponseHealing: req.ResponseHealing})
+	}
+	if req.ResponseHealing {
+		if hb, err := withPlugin(b); err == nil {
+			b = hb
+		}
+	}
+	return utf8.RuneCount(b)
+}
+
 // stream sends oreq as a streaming request and accumulates the answer.
 func (p *Provider) stream(ctx context.Context, c *call, oreq goopenai.ChatCompletionRequest) (*execution.Response, error) {
-	oreq.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}
+	oreq.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true} // BodyChars counts it too
 	s, err := p.client.CreateChatCompletionStream(ctx, oreq)
 	if err != nil {
 		return nil, p.fail(ctx, c, err)

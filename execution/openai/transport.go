@@ -125,19 +125,29 @@ func addPlugin(req *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("read request body: %w", err)
 	}
-	var body map[string]json.RawMessage
-	if err := json.Unmarshal(b, &body); err != nil {
-		return fmt.Errorf("add response-healing plugin: %w", err)
-	}
-	body["plugins"] = json.RawMessage(`[{"id":"response-healing"}]`)
-	if b, err = json.Marshal(body); err != nil {
-		return fmt.Errorf("add response-healing plugin: %w", err)
+	if b, err = withPlugin(b); err != nil {
+		return err
 	}
 	req.Body = io.NopCloser(bytes.NewReader(b))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	req.ContentLength = int64(len(b))
 	req.Header.Del("Content-Length")
 	return nil
+}
+
+// withPlugin returns the JSON body b with the response-healing plugin
+// added. Provider.BodyChars measures what it returns.
+func withPlugin(b []byte) ([]byte, error) {
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(b, &body); err != nil {
+		return nil, fmt.Errorf("add response-healing plugin: %w", err)
+	}
+	body["plugins"] = json.RawMessage(`[{"id":"response-healing"}]`)
+	out, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("add response-healing plugin: %w", err)
+	}
+	return out, nil
 }
 
 // teeBody keeps a copy of what is read of a body, up to maxCapture bytes.

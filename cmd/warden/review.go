@@ -18,7 +18,6 @@ import (
 
 	"github.com/org/warden/config"
 	"github.com/org/warden/execution"
-	"github.com/org/warden/execution/openai"
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
@@ -168,7 +167,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.
 	setup.Skills = cmp.Or[fs.FS](s.skillsFS, os.DirFS(cmp.Or(e.root, e.dir)))
 	setup.SkillNames, setup.Change, setup.Logger, setup.Thresholds = s.skills, s.change, logger, th
 	setup.Cache, setup.Narrow = s.cache, s.narrow
-	setup.Routes = func() ([]execution.Route, error) { return buildRoutes(cfg, e.getenv, !s.dryRun) }
+	setup.Routes = func() ([]execution.Route, error) { return cfg.EngineRoutes(e.getenv, !s.dryRun, version) }
 	job, err := review.Prepare(ch.files, ch.source, ch.ignored, setup)
 	var ue *usageError
 	if err != nil && !errors.As(err, &ue) {
@@ -210,76 +209,4 @@ func isTerminal(w io.Writer) bool {
 		f, ok = sw.file()
 	}
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// buildRoutes turns the configured routes (or the environment's quick route)
-// into engine routes. needKeys is false for a dry run: then a missing key or
-// a missing route is not an error, because no model is called.
-func buildRoutes(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]execution.Route, error) {
-	confs, err := routeConfigs(cfg, getenv, needKeys)
-	if err != nil {
-		return nil, err
-	}
-	if len(confs) == 0 {
-		return []execution.Route{{Name: "none", Provider: noProvider{}}}, nil
-	}
-	routes := make([]execution.Route, len(confs))
-	for i, rc := range confs {
-		key, err := routeKey(rc, getenv, needKeys)
-		if err != nil {
-			return nil, err
-		}
-		p, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: key, UserAgent: "warden/" + version})
-		if err != nil {
-			return nil, usagef("route %q: %v", rc.Name, err)
-		}
-		routes[i] = rc.EngineRoute()
-		routes[i].Provider = p
-		if pk := getenv(rc.ProbeAPIKeyEnv); rc.ProbeAPIKeyEnv != "" && pk != "" { // the breaker's probes identify themselves
-			if pp, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: execution.Secret(pk), UserAgent: "warden/" + version + " (probe)"}); err == nil {
-				routes[i].ProbeProvider = pp
-			}
-		}
-	}
-	return routes, nil
-}
-
-// routeConfigs returns the routes to call: warden.toml's [[routes]], else
-// the environment's quick route. needKeys is false for a dry run: then no
-// route at all is not an error (nil, nil), because no model is called.
-func routeConfigs(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]routeConfig, error) {
-	if len(cfg.Routes) > 0 {
-		return cfg.Routes, nil
-	}
-	r, ok, err := config.EnvRoute(getenv)
-	switch {
-	case err != nil && needKeys:
-		return nil, &usageError{err}
-	case ok && err == nil:
-		return []routeConfig{r}, nil
-	case needKeys:
-		return nil, usagef("no model route: add [[routes]] to warden.toml, or set WARDEN_BASE_URL, WARDEN_MODEL and WARDEN_API_KEY (or OPENAI_API_KEY or OPENROUTER_API_KEY)")
-	}
-	return nil, nil
-}
-
-// routeKey reads a route's key from its variable; with needKeys, an unset
-// variable is a *review.MissingKeyError naming it.
-func routeKey(rc routeConfig, getenv func(string) string, needKeys bool) (execution.Secret, error) {
-	if rc.APIKeyEnv == "" {
-		return "", nil
-	}
-	key := execution.Secret(getenv(rc.APIKeyEnv))
-	if key == "" && needKeys {
-		return "", &usageError{&review.MissingKeyError{Route: rc.Name, Env: rc.APIKeyEnv}}
-	}
-	return key, nil
-}
-
-// noProvider stands in for a route in a dry run without one; it is never
-// called, and says so if it is.
-type noProvider struct{}
-
-func (noProvider) Complete(context.Context, *execution.Request) (*execution.Response, error) {
-	return nil, errors.New("no model route configured")
 }

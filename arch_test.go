@@ -23,11 +23,12 @@ var allowed = map[string][]string{
 	"skills":           {"gopkg.in/yaml.v3", "github.com/bmatcuk/doublestar/v4"},
 	"execution":        {"github.com/sourcegraph/conc"},
 	"execution/openai": {module + "/execution", "github.com/sashabaranov/go-openai"},
-	"review":           {module + "/execution", module + "/hunks", module + "/skills"},
+	"review":           {module + "/execution", module + "/hunks", module + "/skills", module + "/related"},
+	"related":          {module + "/hunks"},
 	"report":           {module + "/review", module + "/execution"},
 	"probe":            {module + "/execution", module + "/review"},
 	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
-	"config":           {module + "/review", module + "/execution", module + "/execution/openai", module + "/hunks", "github.com/pelletier/go-toml/v2"},
+	"config":           {module + "/review", module + "/execution", module + "/execution/openai", module + "/hunks", module + "/related", "github.com/pelletier/go-toml/v2"},
 	"report/github":    {module + "/review", module + "/report", module + "/hunks", module + "/execution", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"action": {
 		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
@@ -37,10 +38,12 @@ var allowed = map[string][]string{
 	"cmd/warden": {
 		module + "/action", module + "/config", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
 		module + "/skills", module + "/execution", module + "/telemetry",
-		module + "/internal/gitrepo", module + "/workdiff", module + "/bot", module + "/probe",
+		module + "/internal/gitrepo", module + "/workdiff", module + "/bot", module + "/probe", module + "/eval", module + "/related",
 		"github.com/sethvargo/go-githubactions", "golang.org/x/term",
 	},
 	"workdiff":             {module + "/hunks", module + "/internal/gitrepo", module + "/review"},
+	"eval":                 {module + "/review", module + "/hunks", module + "/skills", module + "/execution", module + "/related", "github.com/pelletier/go-toml/v2"},
+	"internal/evalmodel":   {module + "/internal/fakeopenai"},
 	"internal/gitrepo":     {},
 	"internal/testgit":     {},
 	"internal/fakegithub":  {"github.com/getkin/kin-openapi", "github.com/vektah/gqlparser/v2"},
@@ -68,7 +71,7 @@ var confined = map[string][]string{
 	"github.com/vektah/gqlparser/v2": {"internal/fakegithub"},
 	// execution: its scenario runner's tests (a user's incident as a TOML file), until it reads
 	// scenarios through config.
-	"github.com/pelletier/go-toml/v2": {"config", "execution"},
+	"github.com/pelletier/go-toml/v2": {"config", "execution", "eval"},
 }
 
 func TestImportArrows(t *testing.T) {

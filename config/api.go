@@ -51,6 +51,7 @@ func (c *fileConfig) Setup() review.Setup {
 			MaxChangedLines: c.Filters.MaxChangedLines, MaxFileBytes: c.Filters.MaxFileBytes},
 		Configured: configured, Policy: c.policy(),
 		MaxTokens: c.Review.MaxTokens, BatchSkills: c.Review.BatchSkills,
+		Verify: c.verifyMode(), VerifyRoute: c.Review.VerifyRoute,
 	}
 }
 

@@ -90,6 +90,12 @@ type reviewConfig struct {
 	// name with two meanings in one table would be a trap.
 	MaxCostUSD     float64 `toml:"max_cost_usd"`
 	MaxTotalTokens int     `toml:"max_total_tokens"`
+	// Verify and VerifyRoute: the optional verification pass (verify.go).
+	Verify      string `toml:"verify"`
+	VerifyRoute string `toml:"verify_route"`
+	// Context and ContextChars: context beyond the hunk (verify.go).
+	Context      string `toml:"context"`
+	ContextChars int    `toml:"context_chars"`
 }
 
 type retryConfig struct {
@@ -308,6 +314,9 @@ func (c *fileConfig) check(file string) error {
 		return err
 	}
 	if err := c.checkRoutes(bad); err != nil {
+		return err
+	}
+	if err := c.checkVerify(bad); err != nil {
 		return err
 	}
 	return c.checkGlobsAndThresholds(bad)

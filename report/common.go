@@ -339,7 +339,7 @@ func droppedLines(r *review.Report) []string {
 		out = append(out, fmt.Sprintf("%s naming no skill of %s batch dropped",
 			review.Counted(d.UnknownSkill, "finding", "findings"), pick(d.UnknownSkill, "its", "their")))
 	}
-	return out
+	return append(out, verificationLines(r)...)
 }
 
 // byLocation orders findings by path, then lines, then most severe first.

@@ -286,4 +286,5 @@ func textPlan(buf *bytes.Buffer, r *review.Report, p palette) {
 			cell(textLoc(it.Path, it.StartLine, it.EndLine)), fmtTimeout(cmp.Or(it.DeadlineMS, it.TimeoutEffectiveMS)), cell(it.Why))
 	}
 	tw.Flush()
+	textContext(buf, r)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/related"
 	"github.com/org/warden/skills"
 )
 
@@ -25,6 +26,16 @@ type Options struct {
 	// finding with its skill. The report still has one item per skill and
 	// chunk.
 	BatchSkills bool
+	// Verify asks for the optional verification pass (verify.go); "" is
+	// off. VerifyRoute names the route it runs on; "": the review's
+	// routes, in their order.
+	Verify      VerifyMode
+	VerifyRoute string
+	// Context, when set, adds context beyond the hunk to each chunk's
+	// request (related.Gather: the whole small file, else the enclosing
+	// declaration and the declarations the changed lines use), under its
+	// budget in characters.
+	Context *related.Options
 	// Progress, when set, is called after each request ends (one per item,
 	// or one per batch with BatchSkills); calls are serialized.
 	Progress func(done, total int)
@@ -43,6 +54,9 @@ type WorkItem struct {
 	TimeoutBase      time.Duration // on the first route
 	TimeoutEffective time.Duration // the adaptive deadline on the first route
 	Deadline         time.Duration // what the first attempt really gets (execution.Engine.FirstDeadline)
+	// Context is what the request carries beyond the hunk (Options.Context);
+	// nil when off.
+	Context *related.Context
 }
 
 // Plan is what a review will do: the work items in priority order, and
@@ -76,6 +90,21 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	}
 	first := eng.Routes()[0]
 	pr := newPrompts(opts.Change, maxTokens)
+	contexts := map[*hunks.Chunk]*related.Context{}
+	if opts.Context != nil {
+		cxo := *opts.Context
+		if cxo.Index == nil {
+			cxo.Index = &related.Index{} // each file read and parsed once per plan
+		}
+		pr.contextOf = func(c *hunks.Chunk) *related.Context {
+			if cx, ok := contexts[c]; ok {
+				return cx
+			}
+			cx := related.Gather(c, cxo)
+			contexts[c] = cx
+			return cx
+		}
+	}
 	p := &Plan{}
 	for _, ig := range hp.Ignored {
 		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason})
@@ -111,7 +140,7 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			}
 			dl := eng.FirstDeadline(eff)
 			for _, sk := range group {
-				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff, Deadline: dl})
+				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff, Deadline: dl, Context: contexts[c]})
 			}
 		}
 	}

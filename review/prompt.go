@@ -10,6 +10,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/related"
 	"github.com/org/warden/skills"
 )
 
@@ -104,6 +105,9 @@ type prompts struct {
 	schema    map[string]*execution.Schema
 	lastChunk *hunks.Chunk // the chunk of lastUser
 	lastUser  string
+	// contextOf, when set, is the context beyond the hunk of a chunk
+	// (Options.Context).
+	contextOf func(*hunks.Chunk) *related.Context
 }
 
 func newPrompts(change Change, maxTokens int) *prompts {
@@ -137,6 +141,9 @@ func (p *prompts) request(sks []*skills.Skill, c *hunks.Chunk) *execution.Reques
 	// requests of one chunk share it.
 	if c != p.lastChunk {
 		data := renderChange(c, p.change)
+		if p.contextOf != nil {
+			data += renderContext(p.contextOf(c))
+		}
 		tag := delimiter(data)
 		p.lastChunk = c
 		// The file's name is the author's too: it stays inside the fence.

@@ -43,6 +43,12 @@ type Finding struct {
 	Clamped bool   `json:"clamped,omitempty"`
 	Route   string `json:"route"`
 	Model   string `json:"model"`
+	// Verification is "verified", "rejected" (never in Report.Findings;
+	// see Report.Verification) or "not_verified" when the review verifies
+	// findings ([review] verify); VerificationReason is the verifier's
+	// reason, or why it was not verified. Omitted when verification is off.
+	Verification       string `json:"verification,omitempty"`
+	VerificationReason string `json:"verification_reason,omitempty"`
 }
 
 // Attempt is one model call made for an item.
@@ -136,6 +142,15 @@ type Item struct {
 	// Cached is set when the item's answer came from the results cache
 	// (Options.Cache): reviewed, with no model call and no attempt.
 	Cached bool `json:"cached,omitempty"`
+	// Unverified counts the item's findings left not verified under
+	// [review] verify = "required": such an item makes the review partial
+	// (Decide).
+	Unverified int `json:"unverified,omitempty"`
+	// Context says what the item's request carries beyond the hunk
+	// ([review] context), ContextChars how many characters; omitted when
+	// context is off.
+	Context      string `json:"context,omitempty"`
+	ContextChars int    `json:"context_chars,omitempty"`
 }
 
 // Ignored is a path that was not reviewed, and why.
@@ -182,11 +197,14 @@ type FindingsDropped struct {
 	NoText int `json:"no_text,omitempty"`
 	// UnknownSkill: in a batched answer, naming no skill of the batch.
 	UnknownSkill int `json:"unknown_skill,omitempty"`
+	// Rejected: rejected by the verification request ([review] verify),
+	// listed in Report.Verification.
+	Rejected int `json:"rejected,omitempty"`
 }
 
 // Total is the number of findings dropped for any reason.
 func (d FindingsDropped) Total() int {
-	return d.AnswerCap + d.MaxFindings + d.BelowReportOn + d.NoText + d.UnknownSkill
+	return d.AnswerCap + d.MaxFindings + d.BelowReportOn + d.NoText + d.UnknownSkill + d.Rejected
 }
 
 // RouteStats is one route's health over the review.
@@ -329,6 +347,9 @@ type Report struct {
 	// Diagnoses say why calls failed, derived from the attempts by
 	// Diagnose (additive to the contract).
 	Diagnoses []Diagnosis `json:"diagnoses"`
+	// Verification is what the optional verification pass did; nil when
+	// [review] verify is off (additive to the contract).
+	Verification *Verification `json:"verification,omitempty"`
 }
 
 // Publisher sends a finished report somewhere: a terminal, a file, GitHub.

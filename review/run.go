@@ -45,6 +45,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 	r := newReport(p, eng, opts)
 	idx := indexRoutes(eng)
 	var findings []Finding
+	var from []int // the work item of each finding, for verification
 	var dropped FindingsDropped
 	var batch *batchAnswer
 	for i, wi := range p.Items {
@@ -59,7 +60,9 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 			if first && size > 1 {
 				batch = readBatch(p, i, size, res, &dropped)
 			}
-			findings = append(findings, idx.answer(it, &p.Items[i], res, size, batch, &dropped)...)
+			got := idx.answer(it, &p.Items[i], res, size, batch, &dropped)
+			findings = append(findings, got...)
+			from = append(from, slices.Repeat([]int{i}, len(got))...)
 			// A new answer every item of its request could read is kept.
 			if first && it.Status == StatusReviewed && (size == 1 || (batch != nil && len(batch.bad) == 0)) {
 				opts.Cache.store(eng, items[g], res, cached[g])
@@ -79,6 +82,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 			it.Status, it.Reason = StatusSkipped, res.Reason
 		}
 	}
+	findings = verifyFindings(ctx, start, p, eng, opts, r, findings, from, &dropped)
 	r.Findings = selectFindings(findings, opts.ReportOn, opts.MaxFindings, &dropped)
 	r.Summary = summarize(r.Items, len(r.Findings))
 	r.Summary.FindingsDropped = dropped
@@ -258,19 +262,24 @@ func acceptBatch(resp *execution.Response) error {
 	return nil
 }
 
-// Decide applies the outcome rules of DESIGN.md §4 to finished items.
+// Decide applies the outcome rules of DESIGN.md §4 to finished items. An
+// item with findings left not verified under [review] verify = "required"
+// (Item.Unverified) keeps a review from being complete.
 func Decide(items []Item) Outcome {
-	reviewed, failed := 0, 0
+	reviewed, failed, unverified := 0, 0, 0
 	for _, it := range items {
 		switch it.Status {
 		case StatusReviewed:
 			reviewed++
+			if it.Unverified > 0 {
+				unverified++
+			}
 		case StatusFailed:
 			failed++
 		}
 	}
 	switch {
-	case reviewed == len(items):
+	case reviewed == len(items) && unverified == 0:
 		return OutcomeComplete
 	case reviewed == 0 && failed > 0:
 		return OutcomeProviderUnavailable
@@ -348,6 +357,9 @@ func newReport(p *Plan, eng *execution.Engine, opts Options) *Report {
 			Priority:  wi.Chunk.Priority,
 			Why:       wi.Chunk.Why,
 			Attempts:  []Attempt{},
+		}
+		if wi.Context != nil {
+			r.Items[i].Context, r.Items[i].ContextChars = wi.Context.Describe(), wi.Context.Chars
 		}
 	}
 	return r

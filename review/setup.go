@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"slices"
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/related"
 	"github.com/org/warden/skills"
 )
 
@@ -45,6 +47,13 @@ type Setup struct {
 	// Narrow, when set, narrows the chunks before planning (an
 	// incremental review: Since).
 	Narrow func(*hunks.Plan) *hunks.Plan
+	// Verify and VerifyRoute configure the optional verification pass
+	// (Options.Verify); VerifyRoute must name one of the routes.
+	Verify      VerifyMode
+	VerifyRoute string
+	// Context, when set, is the context beyond the hunk (Options.Context);
+	// its Source defaults to the change's.
+	Context *related.Options
 }
 
 // SkillSetting is one [[skills]] entry: a skill's name and, when set, the
@@ -98,7 +107,16 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 	if err != nil {
 		return nil, err
 	}
+	if s.VerifyRoute != "" && !slices.ContainsFunc(routes, func(r execution.Route) bool { return r.Name == s.VerifyRoute }) {
+		return nil, fmt.Errorf("review.verify_route: no route named %q", s.VerifyRoute)
+	}
+	if s.Context != nil && s.Context.Source == nil {
+		cx := *s.Context
+		cx.Source = source
+		s.Context = &cx
+	}
 	opts := Options{
+		Verify: s.Verify, VerifyRoute: s.VerifyRoute, Context: s.Context,
 		Skills: chosen, Change: s.Change, MaxTokens: s.MaxTokens, BatchSkills: s.BatchSkills,
 		FailOn: s.Thresholds.FailOn, ReportOn: s.Thresholds.ReportOn, MaxFindings: s.Thresholds.MaxFindings,
 		Cache: s.Cache,

@@ -227,7 +227,7 @@ func TestBadInputOneLine(t *testing.T) {
 func TestHelpAndVersion(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	list := regexp.MustCompile(`(?m)^  review +\S.*\n  probe +\S.*\n  skills +\S.*\n  action +\S.*\n  version +\S.*\n  help +\S`)
+	list := regexp.MustCompile(`(?m)^  review +\S.*\n  probe +\S.*\n  eval +\S.*\n  skills +\S.*\n  action +\S.*\n  version +\S.*\n  help +\S`)
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"-help"}} {
 		res := runWarden(t, dir, nil, "", args...)
 		if res.code != exitOK || res.stderr != "" || !list.MatchString(res.stdout) {

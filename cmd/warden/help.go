@@ -67,6 +67,20 @@ var commands = []command{
 		parse: func(args []string) error { _, err := parseProbeFlags(args, io.Discard); return err },
 	},
 	{
+		name: "eval", summary: "score skills on each route over a corpus of cases with known findings; record and replay the answers",
+		usage: "eval [--replay DIR | --record DIR] [--baseline FILE] [--config FILE] [--skills DIR] [--skill NAME]... [--format text|json|markdown] CORPUS...",
+		details: "A case is a directory with case.toml (known findings, clean regions), change.diff and files/ (see the README).\n" +
+			"Exit codes: 0 scored; 1 a regression against --baseline; 2 bad input; 3 some items got no answer.",
+		examples: []string{
+			"warden eval --record eval/rec --format json --output base.json eval/cases   # against your model",
+			"warden eval --replay eval/rec --baseline base.json eval/cases               # in CI, no model called",
+		},
+		flags: func() string {
+			return flagDefaults(func(w io.Writer) error { _, err := parseEvalFlags([]string{"-h"}, w); return err })
+		},
+		parse: func(args []string) error { _, err := parseEvalFlags(args, io.Discard); return err },
+	},
+	{
 		name: "skills", summary: "list the review skills, or validate skill files",
 		usage: "skills list [DIR]\n  warden skills validate [DIR]",
 		details: "list prints the repository's skills and the built-ins (DIR: the repository root, default the top level).\n" +

@@ -167,6 +167,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.
 	setup.Skills = cmp.Or[fs.FS](s.skillsFS, os.DirFS(cmp.Or(e.root, e.dir)))
 	setup.SkillNames, setup.Change, setup.Logger, setup.Thresholds = s.skills, s.change, logger, th
 	setup.Cache, setup.Narrow = s.cache, s.narrow
+	setup.Context = cfg.ContextOptions(os.DirFS(cmp.Or(e.root, e.dir)))
 	setup.Routes = func() ([]execution.Route, error) { return cfg.EngineRoutes(e.getenv, !s.dryRun, version) }
 	job, err := review.Prepare(ch.files, ch.source, ch.ignored, setup)
 	var ue *usageError

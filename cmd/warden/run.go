@@ -104,6 +104,8 @@ func dispatch(ctx context.Context, e *env, args []string) (int, error) {
 		return exitCode(runReview(ctx, e, args))
 	case "probe":
 		return exitCode(runProbe(ctx, e, args))
+	case "eval":
+		return exitCode(runEval(ctx, e, args))
 	case "skills":
 		return exitCode(0, runSkills(e, args))
 	case "version":

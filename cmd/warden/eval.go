@@ -1,0 +1,190 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/org/warden/eval"
+	"github.com/org/warden/review"
+)
+
+// evalOptions are the flags of `warden eval`.
+type evalOptions struct {
+	config    string
+	skillsDir string
+	skills    stringList
+	replay    string
+	record    string
+	baseline  string
+	format    string
+	output    string
+	th        eval.Thresholds
+	verbose   bool
+	corpus    []string
+}
+
+func parseEvalFlags(args []string, stderr io.Writer) (*evalOptions, error) {
+	o := &evalOptions{th: eval.DefaultThresholds}
+	fs := flag.NewFlagSet("warden eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.config, "config", "", "configuration `FILE` with the [[routes]] to score (default: warden.toml at the repository's top level)")
+	fs.StringVar(&o.skillsDir, "skills", "", "the repository root `DIR` whose skills (.warden/skills, ...) are scored, with the built-ins (default: the top level)")
+	fs.Var(&o.skills, "skill", "score only this skill `NAME` (repeatable)")
+	fs.StringVar(&o.replay, "replay", "", "answer every request from the recording in `DIR`; no model is called, no key needed")
+	fs.StringVar(&o.record, "record", "", "save every model answer to `DIR`, for --replay")
+	fs.StringVar(&o.baseline, "baseline", "", "compare with the JSON result in `FILE` (from --format json); exit 1 on a regression")
+	fs.Float64Var(&o.th.Ratio, "max-regression", eval.DefaultThresholds.Ratio, "the largest drop in recall, precision or localisation --baseline allows, as a `FRACTION`")
+	fs.Float64Var(&o.th.Noise, "max-noise-increase", eval.DefaultThresholds.Noise, "the largest rise in findings per 100 changed lines of clean cases --baseline allows (`N`)")
+	fs.StringVar(&o.format, "format", "text", "output `FORMAT`: text, json or markdown")
+	fs.StringVar(&o.output, "output", "", "write the result to `FILE` instead of standard output")
+	fs.BoolVar(&o.verbose, "v", false, "log one line per model call to standard error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, &usageError{err}
+	}
+	o.corpus = fs.Args()
+	switch {
+	case len(o.corpus) == 0:
+		return nil, usagef("eval: no corpus: name one or more case directories, or directories of cases")
+	case o.replay != "" && o.record != "":
+		return nil, usagef("eval: --replay and --record cannot be used together")
+	case o.format != "text" && o.format != "json" && o.format != "markdown":
+		return nil, usagef("eval: --format %q: want text, json or markdown", o.format)
+	case o.th.Ratio < 0 || o.th.Ratio > 1:
+		return nil, usagef("eval: --max-regression %v: want a fraction from 0 to 1", o.th.Ratio)
+	case o.th.Noise < 0:
+		return nil, usagef("eval: --max-noise-increase %v: want a number of findings, 0 or more", o.th.Noise)
+	}
+	return o, nil
+}
+
+// runEval is `warden eval`. Exit codes: 0 scored (and no regression); 1 a
+// regression against --baseline; 2 bad input; 3 some items got no answer
+// (the scores are incomplete).
+func runEval(ctx context.Context, e *env, args []string) (int, error) {
+	o, err := parseEvalFlags(args, e.stderr)
+	if err != nil {
+		return exitUsage, err
+	}
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(e.dir, p)
+	}
+	cfg, err := loadConfigFlag(e, o.config)
+	if err != nil {
+		return exitUsage, err
+	}
+	for i, p := range o.corpus {
+		o.corpus[i] = abs(p)
+	}
+	cases, err := eval.LoadCorpus(o.corpus)
+	if err != nil {
+		return exitUsage, &usageError{err}
+	}
+	var base *eval.Result
+	if o.baseline != "" {
+		if base, err = eval.ReadResult(abs(o.baseline)); err != nil {
+			return exitUsage, &usageError{err}
+		}
+	}
+	configured := make([]review.SkillSetting, len(cfg.Skills))
+	for i, sk := range cfg.Skills {
+		configured[i] = review.SkillSetting{Name: sk.Name, Paths: sk.Paths, Ignore: sk.Ignore}
+	}
+	chosen, unused, err := review.ChooseSkills(os.DirFS(cmp.Or(abs(o.skillsDir), e.root, e.dir)), configured, o.skills)
+	if err != nil {
+		return exitUsage, &usageError{err}
+	}
+	for _, p := range unused {
+		fmt.Fprintf(e.stderr, "warden: warning: skill not used, not loaded: %s\n", oneLine(p.Error()))
+	}
+	replay := o.replay != ""
+	if replay {
+		if fi, err := os.Stat(abs(o.replay)); err != nil || !fi.IsDir() {
+			return exitUsage, usagef("eval: --replay %s: not a directory of recorded answers", o.replay)
+		}
+	}
+	routes, err := cfg.EngineRoutes(e.getenv, !replay, version)
+	if err != nil {
+		return exitUsage, &usageError{err}
+	}
+	if len(routes) == 1 && routes[0].Name == "none" {
+		return exitUsage, usagef("eval: no model route to score: add [[routes]] to warden.toml (--replay needs the routes it was recorded on)")
+	}
+	tape := eval.NewTape(eval.ModeLive, "", "")
+	switch {
+	case replay:
+		tape = eval.NewTape(eval.ModeReplayed, abs(o.replay), "")
+	case o.record != "":
+		tape = eval.NewTape(eval.ModeRecorded, abs(o.record), "")
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if o.verbose {
+		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
+	}
+	res, err := eval.Run(ctx, cases, eval.Options{Skills: chosen, Routes: routes, Policy: cfg.Policy(), MaxTokens: cfg.Review.MaxTokens, Tape: tape, Logger: logger, Verify: cfg.Setup().Verify, Context: cfg.ContextOptions(nil)})
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitInterrupted, errInterrupted
+		}
+		return exitUsage, err
+	}
+	var cmpr *eval.Comparison
+	if base != nil {
+		c := eval.Compare(base, res, o.th)
+		cmpr = &c
+	}
+	if err := writeEval(e, o, res, cmpr); err != nil {
+		return exitUsage, err
+	}
+	incomplete := 0
+	for _, s := range res.Scores {
+		incomplete += s.Failed
+	}
+	switch {
+	case cmpr != nil && len(cmpr.Regressions) > 0:
+		fmt.Fprintf(e.stderr, "warden: eval: %d regressions against %s\n", len(cmpr.Regressions), o.baseline)
+		return exitFindings, nil
+	case incomplete > 0:
+		fmt.Fprintf(e.stderr, "warden: eval: %d items got no answer; the scores are incomplete\n", incomplete)
+		return exitIncomplete, nil
+	}
+	return exitOK, nil
+}
+
+func writeEval(e *env, o *evalOptions, res *eval.Result, c *eval.Comparison) error {
+	write := eval.WriteText
+	switch o.format {
+	case "json":
+		write = eval.WriteJSON
+	case "markdown":
+		write = eval.WriteMarkdown
+	}
+	if o.output == "" {
+		return write(e.stdout, res, c)
+	}
+	var b strings.Builder
+	if err := write(&b, res, c); err != nil {
+		return err
+	}
+	path := o.output
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(e.dir, path)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return usagef("--output %s: %v", o.output, unwrapPathError(err))
+	}
+	return nil
+}

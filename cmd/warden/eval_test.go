@@ -1,0 +1,122 @@
+package main
+
+import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/org/warden/internal/evalmodel"
+)
+
+// shippedEval is the synthetic mechanics corpus, its skill and its
+// recording.
+var shippedEval, _ = filepath.Abs("../../testdata/eval")
+
+// TestEvalReplayShippedCorpus is what CI runs: the shipped recording
+// replayed with no model and no key, the same output twice, labelled
+// replayed and synthetic, in every format.
+func TestEvalReplayShippedCorpus(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"text", "json", "markdown"} {
+		args := []string{"eval", "--config", "warden.toml", "--skills", ".", "--skill", "synthetic-bugs", "--replay", "recording", "--format", format, "corpus"}
+		first := runWarden(t, shippedEval, nil, "", args...)
+		second := runWarden(t, shippedEval, nil, "", args...)
+		if first.code != exitOK || first.stderr != "" {
+			t.Fatalf("warden %s = exit %d, stderr %q; want 0 and nothing", strings.Join(args, " "), first.code, first.stderr)
+		}
+		if first.stdout != second.stdout {
+			t.Errorf("--format %s: two replays differ:\n%s\n---\n%s", format, first.stdout, second.stdout)
+		}
+		for _, want := range []string{"replayed", "not a measure of any model", "recall 67% (2/3)", "noise 16.7 per 100 clean lines"} {
+			if format == "text" && !strings.Contains(first.stdout, want) {
+				t.Errorf("text output lacks %q:\n%s", want, first.stdout)
+			}
+		}
+		if format == "json" && !strings.Contains(first.stdout, `"mode": "replayed"`) {
+			t.Errorf("JSON output is not labelled replayed:\n%s", first.stdout)
+		}
+	}
+}
+
+// TestEvalBaselineCatchesBrokenSkill records the good skill and the
+// deliberately broken one (a finding on every line) against a scripted
+// reviewer over loopback, then replays both: the good one passes its own
+// baseline, the broken one fails it with exit 1.
+func TestEvalBaselineCatchesBrokenSkill(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(evalmodel.New())
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := "[[routes]]\nname = \"scripted\"\nbase_url = \"" + srv.URL + "/v1\"\nmodel = \"scripted-reviewer\"\napi_key_env = \"EVAL_KEY\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"EVAL_KEY": "sk-eval-DO-NOT-PRINT"}
+	corpus := filepath.Join(shippedEval, "corpus")
+	rec := filepath.Join(dir, "rec")
+	good := runWarden(t, dir, env, "", "eval", "--skills", shippedEval, "--skill", "synthetic-bugs", "--record", rec, "--format", "json", "--output", "base.json", corpus)
+	broken := runWarden(t, dir, env, "", "eval", "--skills", filepath.Join(shippedEval, "broken"), "--skill", "synthetic-bugs", "--record", rec, corpus)
+	if good.code != exitOK || broken.code != exitOK {
+		t.Fatalf("recording: exit %d (%s), %d (%s)", good.code, good.stderr, broken.code, broken.stderr)
+	}
+	if !strings.Contains(broken.stdout, "live, recorded (answers by route scripted, model scripted-reviewer)") {
+		t.Errorf("a recording run is not labelled live and recorded:\n%s", broken.stdout)
+	}
+	srv.Close() // the replays must not need it
+	same := runWarden(t, dir, nil, "", "eval", "--skills", shippedEval, "--skill", "synthetic-bugs", "--replay", rec, "--baseline", "base.json", corpus)
+	if same.code != exitOK || !strings.Contains(same.stdout, "no regression") {
+		t.Errorf("good skill against its own baseline: exit %d\n%s%s", same.code, same.stdout, same.stderr)
+	}
+	bad := runWarden(t, dir, nil, "", "eval", "--skills", filepath.Join(shippedEval, "broken"), "--skill", "synthetic-bugs", "--replay", rec, "--baseline", "base.json", corpus)
+	if bad.code != exitFindings || !strings.Contains(bad.stdout, "REGRESSION synthetic-bugs on scripted (scripted-reviewer): noise_per_100_lines rose by") {
+		t.Errorf("broken skill against the baseline: exit %d, want 1\n%s%s", bad.code, bad.stdout, bad.stderr)
+	}
+	for _, r := range []result{good, broken, same, bad} {
+		if strings.Contains(r.stdout+r.stderr, "DO-NOT-PRINT") {
+			t.Errorf("the key is in the output")
+		}
+	}
+}
+
+// TestEvalBadInput: each mistake is one line naming the input, exit 2.
+func TestEvalBadInput(t *testing.T) {
+	t.Parallel()
+	broken := t.TempDir()
+	for _, f := range []string{"case.toml", "change.diff", "files/stats/sum.go"} {
+		b, err := os.ReadFile(filepath.Join(shippedEval, "corpus/go-loop-bound", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "files/stats/sum.go" {
+			b = []byte(strings.Replace(string(b), "i <= len(xs)", "i < len(xs)", 1))
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(broken, f)), 0o755)
+		if err := os.WriteFile(filepath.Join(broken, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unknown := t.TempDir()
+	os.WriteFile(filepath.Join(unknown, "case.toml"), []byte("sevrity = 1\n"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no corpus", []string{"eval", "--replay", "recording"}, "eval: no corpus"},
+		{"both modes", []string{"eval", "--replay", "a", "--record", "b", "corpus"}, "cannot be used together"},
+		{"sarif", []string{"eval", "--format", "sarif", "corpus"}, `--format "sarif"`},
+		{"missing replay dir", []string{"eval", "--config", "warden.toml", "--skills", ".", "--replay", "nope", "corpus"}, "--replay nope: not a directory"},
+		{"diff not against files", []string{"eval", "--config", "warden.toml", "--skills", ".", "--replay", "recording", broken}, "change.diff line 6 does not match files/stats/sum.go"},
+		{"unknown key", []string{"eval", "--config", "warden.toml", "--replay", "recording", unknown}, "case.toml"},
+		{"no case", []string{"eval", "--config", "warden.toml", "--replay", "recording", "recording"}, "no case"},
+		{"baseline not a result", []string{"eval", "--config", "warden.toml", "--replay", "recording", "--baseline", "warden.toml", "corpus"}, "baseline"},
+	}
+	for _, tt := range tests {
+		r := runWarden(t, shippedEval, nil, "", tt.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 3 {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", tt.name, r.code, r.stderr, tt.want)
+		}
+	}
+}

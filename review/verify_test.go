@@ -1,0 +1,187 @@
+package review
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/org/warden/execution"
+	"github.com/org/warden/hunks"
+)
+
+var (
+	allowedLines = regexp.MustCompile(`may report on are (\d+) to (\d+)`)
+	findingIDs   = regexp.MustCompile(`(?m)^\[(\d+)\] lines`)
+)
+
+// verifyModel answers primary requests with two findings each (on the first
+// two lines the request allows) and verification requests by rejecting
+// every odd id and confirming every even one; verifierStatus, when set,
+// makes every verification request fail with it.
+func verifyModel(primaryLatency time.Duration, verifierFails bool) *fakeModel {
+	return &fakeModel{
+		latency: func(req *execution.Request) time.Duration {
+			if strings.HasPrefix(req.Messages[0].Content, "You are warden's verifier") {
+				return 5 * time.Second
+			}
+			return primaryLatency
+		},
+		answer: func(req *execution.Request) string {
+			user := req.Messages[1].Content
+			if strings.HasPrefix(req.Messages[0].Content, "You are warden's verifier") {
+				if verifierFails {
+					return "I cannot help with that."
+				}
+				var vs []string
+				for _, m := range findingIDs.FindAllStringSubmatch(user, -1) {
+					id, _ := strconv.Atoi(m[1])
+					v := "confirm"
+					if id%2 == 1 {
+						v = "reject"
+					}
+					vs = append(vs, fmt.Sprintf(`{"id":%d,"verdict":%q,"reason":"checked line by line"}`, id, v))
+				}
+				return `{"verdicts":[` + strings.Join(vs, ",") + `]}`
+			}
+			m := allowedLines.FindStringSubmatch(user)
+			lo, _ := strconv.Atoi(m[1])
+			return fmt.Sprintf(`{"findings":[
+				{"severity":"high","title":"first","description":"d","start_line":%d,"end_line":%d,"suggestion":"","confidence":0.9},
+				{"severity":"medium","title":"second","description":"d","start_line":%d,"end_line":%d,"suggestion":"","confidence":0.5}]}`, lo, lo, lo+1, lo+1)
+		},
+	}
+}
+
+func verifyRun(t *testing.T, m *fakeModel, mode VerifyMode, pol func(*execution.Policy)) (*Report, *Plan) {
+	t.Helper()
+	_, hp, _ := fixture(t, fixtureFiles[1:3], hunks.Options{})
+	eng := newEngine(t, m, nil, pol)
+	opts := Options{Skills: builtins()[:1], Verify: mode}
+	p, err := NewPlan(hp, eng, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Run(t.Context(), p, eng, opts), p
+}
+
+// TestVerifierRejectsHalf: a verifier that rejects half the findings leaves
+// only the other half in the report (what every sink posts), each marked
+// verified with the verifier's reason; the rejected are counted (dropped
+// and in Report.Verification) and the review is complete.
+func TestVerifierRejectsHalf(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r, p := verifyRun(t, verifyModel(30*time.Second, false), VerifyAuto, nil)
+		found := 2 * len(p.Items)
+		v := r.Verification
+		if v == nil || !v.Ran || v.Requests != len(p.Items) || v.Verified != found/2 || v.Rejected != found/2 || v.NotVerified != 0 {
+			t.Fatalf("verification = %+v, want %d requests, %d verified and %d rejected", v, len(p.Items), found/2, found/2)
+		}
+		if len(r.Findings) != found/2 || r.Summary.FindingsDropped.Rejected != found/2 || len(v.RejectedFindings) != found/2 {
+			t.Errorf("%d findings kept, %d dropped as rejected, %d listed; want %d each", len(r.Findings), r.Summary.FindingsDropped.Rejected, len(v.RejectedFindings), found/2)
+		}
+		for _, f := range r.Findings {
+			if f.Verification != Verified || f.Title != "second" || f.VerificationReason != "checked line by line" {
+				t.Errorf("kept finding %q is %q (%q), want the confirmed second ones, verified", f.Title, f.Verification, f.VerificationReason)
+			}
+		}
+		for _, f := range v.RejectedFindings {
+			if f.Verification != Rejected || f.Title != "first" {
+				t.Errorf("rejected finding %q is %q", f.Title, f.Verification)
+			}
+		}
+		if r.Outcome != OutcomeComplete {
+			t.Errorf("outcome %q, want complete", r.Outcome)
+		}
+	})
+}
+
+// TestVerificationSkippedOnLowBudget: when the primary items leave less
+// than VerifyBudgetFactor verification deadlines before the publish
+// reserve, no verification request is sent, the report says why, and every
+// finding is posted marked not verified; under required the review is
+// partial (through Decide), under auto it stays complete.
+func TestVerificationSkippedOnLowBudget(t *testing.T) {
+	t.Parallel()
+	// 12 minutes, 30 s reserve, 10-minute base deadlines (the built-in
+	// prompts keep a request at its base); the primary answers take 9
+	// minutes, leaving 2.5 minutes for verification, which needs 2 × (at
+	// least) 10 minutes.
+	pol := func(p *execution.Policy) {
+		p.Budget, p.Reserve, p.RequestTimeout, p.ItemBudget = 12*time.Minute, 30*time.Second, 10*time.Minute, 11*time.Minute
+	}
+	for _, mode := range []VerifyMode{VerifyAuto, VerifyRequired} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				m := verifyModel(9*time.Minute, false)
+				r, p := verifyRun(t, m, mode, pol)
+				for _, c := range m.recorded() {
+					if strings.HasPrefix(c.prompt, "You are warden's verifier") {
+						t.Fatalf("a verification request was sent with %s left", r.Verification.Skipped)
+					}
+				}
+				v := r.Verification
+				if v == nil || v.Ran || !strings.HasPrefix(v.Skipped, "budget: 2m30s left before the publish reserve, verification needs 2 × ") || v.NotVerified != 2*len(p.Items) {
+					t.Fatalf("verification = %+v, want skipped for the budget", v)
+				}
+				if v.ThresholdMS < 2*(10*time.Minute).Milliseconds() || v.RemainingMS != (150*time.Second).Milliseconds() {
+					t.Errorf("threshold %d ms, remaining %d ms", v.ThresholdMS, v.RemainingMS)
+				}
+				if len(r.Findings) != 2*len(p.Items) {
+					t.Errorf("%d findings posted, want all %d", len(r.Findings), 2*len(p.Items))
+				}
+				for _, f := range r.Findings {
+					if f.Verification != NotVerified || !strings.HasPrefix(f.VerificationReason, "budget: ") {
+						t.Errorf("finding %q is %q (%q), want not verified for the budget", f.Title, f.Verification, f.VerificationReason)
+					}
+				}
+				want := map[VerifyMode]Outcome{VerifyAuto: OutcomeComplete, VerifyRequired: OutcomePartial}[mode]
+				if r.Outcome != want || r.Complete() != (want == OutcomeComplete) {
+					t.Errorf("outcome %q, want %q", r.Outcome, want)
+				}
+			})
+		})
+	}
+}
+
+// TestVerifierFailsUnderRequired: a verifier whose answers cannot be read
+// leaves every finding not verified with the request's failure as the
+// reason; required makes the review partial, and no finding is rejected.
+func TestVerifierFailsUnderRequired(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r, p := verifyRun(t, verifyModel(time.Second, true), VerifyRequired, nil)
+		v := r.Verification
+		if v == nil || !v.Ran || v.NotVerified != 2*len(p.Items) || v.Rejected != 0 || len(r.Findings) != 2*len(p.Items) {
+			t.Fatalf("verification = %+v, %d findings", v, len(r.Findings))
+		}
+		if f := r.Findings[0]; f.Verification != NotVerified || f.VerificationReason != "verification request bad_response" {
+			t.Errorf("finding is %q (%q)", f.Verification, f.VerificationReason)
+		}
+		if r.Outcome != OutcomePartial {
+			t.Errorf("outcome %q, want partial", r.Outcome)
+		}
+		for _, it := range r.Items {
+			if it.Unverified != 2 {
+				t.Errorf("item %s:%d unverified %d, want 2", it.Path, it.StartLine, it.Unverified)
+			}
+		}
+	})
+}
+
+// TestVerifyOff: no verification request, no verification fields.
+func TestVerifyOff(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		m := verifyModel(time.Second, false)
+		r, p := verifyRun(t, m, VerifyOff, nil)
+		if r.Verification != nil || len(m.recorded()) != len(p.Items) || r.Findings[0].Verification != "" {
+			t.Errorf("verify off: %+v, %d calls for %d items", r.Verification, len(m.recorded()), len(p.Items))
+		}
+	})
+}

@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"report":           {module + "/review", module + "/execution"},
 	"probe":            {module + "/execution", module + "/review"},
 	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
-	"config":           {module + "/review", module + "/execution", module + "/hunks", module + "/related", "github.com/pelletier/go-toml/v2"},
+	"config":           {module + "/review", module + "/execution", module + "/execution/openai", module + "/hunks", module + "/related", "github.com/pelletier/go-toml/v2"},
 	"report/github":    {module + "/review", module + "/report", module + "/hunks", module + "/execution", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"action": {
 		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	},
 	"cmd/warden": {
 		module + "/action", module + "/config", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
-		module + "/skills", module + "/execution", module + "/execution/openai", module + "/telemetry",
+		module + "/skills", module + "/execution", module + "/telemetry",
 		module + "/internal/gitrepo", module + "/workdiff", module + "/bot", module + "/probe", module + "/eval", module + "/related",
 		"github.com/sethvargo/go-githubactions", "golang.org/x/term",
 	},
@@ -153,7 +153,8 @@ func isStd(path string) bool {
 // TestAllowListIsExact checks that the allow-lists admit a package of this
 // module only by its exact path: review may import execution but not
 // execution/openai, and cmd/warden (the wiring) reaches GitHub only through
-// report/github and action, never go-github itself.
+// report/github and action, never go-github itself, and builds no provider
+// (config does).
 func TestAllowListIsExact(t *testing.T) {
 	t.Parallel()
 	refused := []struct{ pkg, imp string }{
@@ -162,6 +163,7 @@ func TestAllowListIsExact(t *testing.T) {
 		{"report", module + "/report/github"},
 		{"cmd/warden", "github.com/google/go-github/v62/github"},
 		{"cmd/warden", module + "/internal/fakegithub"},
+		{"cmd/warden", module + "/execution/openai"}, // routes are built in config
 		{"action", module + "/execution/openai"},
 		{"action", module + "/telemetry"},
 	}

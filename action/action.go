@@ -49,7 +49,7 @@ type Config struct {
 	Thresholds review.ThresholdSettings // the file's fail_on, report_on, max_findings
 	Budget     time.Duration            // the file's review budget (or the default)
 	// Plan plans the review of a change; an error naming a missing route
-	// key is a *MissingKeyError.
+	// key is a *review.MissingKeyError.
 	Plan func(ctx context.Context, r PlanRequest) (*Job, error)
 }
 
@@ -75,13 +75,6 @@ type Job struct {
 	Run func(ctx context.Context) *review.Report
 	// Sinks are published to after the Action's own (telemetry).
 	Sinks []review.Publisher
-}
-
-// MissingKeyError is a route whose key variable is unset.
-type MissingKeyError struct{ Route, Env string }
-
-func (e *MissingKeyError) Error() string {
-	return fmt.Sprintf("route %q: environment variable %s is not set (it holds the route's API key)", e.Route, e.Env)
 }
 
 // Verdict is what a run means for the step's exit code.
@@ -203,7 +196,7 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 		Thresholds: a.in.Thresholds, SkillNames: orSkills(opts.skills, a.in.Skills), Budget: a.in.Budget,
 		Cache: bot.cache, Narrow: bot.narrow,
 	})
-	var noKey *MissingKeyError
+	var noKey *review.MissingKeyError
 	if errors.As(err, &noKey) && pr.Fork {
 		return a.forkWithoutKey(ctx, pub, noKey)
 	}
@@ -327,7 +320,7 @@ func (a *runner) skipped(pr *PullRequest) (why, summary string) {
 // got no model key. GitHub gives workflows of fork pull requests no
 // secrets. That is not a reason to fail the contributor's build, nor to
 // pass silently: say plainly that nothing was reviewed.
-func (a *runner) forkWithoutKey(ctx context.Context, pub *ghreport.Publisher, noKey *MissingKeyError) (Result, error) {
+func (a *runner) forkWithoutKey(ctx context.Context, pub *ghreport.Publisher, noKey *review.MissingKeyError) (Result, error) {
 	msg := fmt.Sprintf("warden did not review this pull request: it comes from a fork, and GitHub does not pass secrets (%s) to workflows of fork pull requests. Nothing was reviewed; see the README's \"Fork pull requests\" for a workflow that can review forks.", noKey.Env)
 	a.complete(ctx, pub, ghreport.NotReviewedOutput(a.in.IncompleteConclusion, "fork pull request without the model key", msg))
 	return a.notReviewed(msg, "skipped", a.in.Mode == ModeFull)

@@ -1,11 +1,12 @@
 // Package config owns the warden.toml format: it decodes a file strictly
 // (unknown keys, wrong types, bad durations and severities are errors naming
 // the file, the key and its line) and turns it into the library packages'
-// plain values: execution's policy and routes, review's thresholds and skill
+// plain values: execution's policy and routes (the engine's and the
+// probe's, on execution/openai's provider), review's thresholds and skill
 // settings, hunks' filters. It reads no environment and no process state:
-// callers pass bytes (or an fs.FS) and a name, and a getenv for the
-// environment's quick route. It must not import cmd/warden, action or any
-// sink.
+// callers pass bytes (or an fs.FS) and a name, and a getenv for the route
+// keys, the environment's quick route and the local results cache. It must
+// not import cmd/warden, action or any sink.
 package config
 
 import (

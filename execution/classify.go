@@ -219,18 +219,8 @@ func classifyProvider(e *ProviderError) Class {
 		}
 		return ClassAuth
 	}
-	switch code {
-	case "rate_limit_exceeded", "rate_limit_error", "rate_limited", "too_many_requests":
-		return ClassRateLimited
-	case "insufficient_quota", "insufficient_credits", "payment_required":
-		return ClassPayment
-	case "overloaded", "overloaded_error", "server_busy", "server busy":
-		return ClassOverloaded
-	case "model_not_found", "invalid_model", "model_not_available":
-		return ClassModelNotFound
-	case "context_length_exceeded", "string_above_max_length", "tokens_exceeded",
-		"content_filter", "content_policy_violation", "moderation", "flagged":
-		return ClassBadRequest
+	if c, ok := classifyCode(code); ok {
+		return c
 	}
 	status := e.Status
 	if status == 0 {
@@ -238,27 +228,8 @@ func classifyProvider(e *ProviderError) Class {
 			status = n
 		}
 	}
-	switch {
-	case status >= 300 && status < 400:
-		return ClassBadRequest // a redirect we do not follow: the base URL is wrong
-	case status == http.StatusForbidden && isModeration(e.Metadata):
-		return ClassBadRequest
-	case status == http.StatusUnauthorized, status == http.StatusForbidden:
-		return ClassAuth
-	case status == http.StatusPaymentRequired:
-		return ClassPayment
-	case status == http.StatusNotFound:
-		return ClassModelNotFound
-	case status == http.StatusRequestTimeout:
-		return ClassTimeout
-	case status == http.StatusTooManyRequests:
-		return ClassRateLimited
-	case status == http.StatusServiceUnavailable, status == 529:
-		return ClassOverloaded
-	case status >= 400 && status < 500:
-		return ClassBadRequest
-	case status >= 500 && status < 600:
-		return ClassServerError
+	if c, ok := classifyStatus(status, e.Metadata); ok {
+		return c
 	}
 	switch strings.ToLower(e.Type) {
 	case "rate_limit_error", "rate_limit_exceeded", "tokens", "requests":
@@ -271,6 +242,53 @@ func classifyProvider(e *ProviderError) Class {
 		return ClassBadRequest
 	}
 	return ClassServerError
+}
+
+// classifyCode is the class an error body's code (lower case) names; ok
+// is false for a code that names none.
+func classifyCode(code string) (c Class, ok bool) {
+	switch code {
+	case "rate_limit_exceeded", "rate_limit_error", "rate_limited", "too_many_requests":
+		return ClassRateLimited, true
+	case "insufficient_quota", "insufficient_credits", "payment_required":
+		return ClassPayment, true
+	case "overloaded", "overloaded_error", "server_busy", "server busy":
+		return ClassOverloaded, true
+	case "model_not_found", "invalid_model", "model_not_available":
+		return ClassModelNotFound, true
+	case "context_length_exceeded", "string_above_max_length", "tokens_exceeded",
+		"content_filter", "content_policy_violation", "moderation", "flagged":
+		return ClassBadRequest, true
+	}
+	return ClassUnknown, false
+}
+
+// classifyStatus is the class an HTTP status stands for; ok is false for
+// a status that is not an error one (0: none).
+func classifyStatus(status int, metadata map[string]any) (c Class, ok bool) {
+	switch {
+	case status >= 300 && status < 400:
+		return ClassBadRequest, true // a redirect we do not follow: the base URL is wrong
+	case status == http.StatusForbidden && isModeration(metadata):
+		return ClassBadRequest, true
+	case status == http.StatusUnauthorized, status == http.StatusForbidden:
+		return ClassAuth, true
+	case status == http.StatusPaymentRequired:
+		return ClassPayment, true
+	case status == http.StatusNotFound:
+		return ClassModelNotFound, true
+	case status == http.StatusRequestTimeout:
+		return ClassTimeout, true
+	case status == http.StatusTooManyRequests:
+		return ClassRateLimited, true
+	case status == http.StatusServiceUnavailable, status == 529:
+		return ClassOverloaded, true
+	case status >= 400 && status < 500:
+		return ClassBadRequest, true
+	case status >= 500 && status < 600:
+		return ClassServerError, true
+	}
+	return ClassUnknown, false
 }
 
 func isContentCode(code string) bool {

@@ -74,7 +74,7 @@
 // against a route. Streaming routes get first-token and idle watchdogs
 // (StreamTimeouts) inside the attempt.
 //
-// Every attempt, sent or not, is an Attempt in its Result; Engine.Stats sums
+// Every attempt, sent or not, is an Attempt in its Result; Engine.RunStats sums
 // them per route for the report (calls by outcome, duration and time to
 // first token percentiles, failovers in and out, breaker openings, tokens)
 // and OnRouteEvent reports breaker transitions, cool-downs and disabled

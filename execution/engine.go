@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -372,8 +371,6 @@ type Engine struct {
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
-
-	last atomic.Pointer[runState]
 }
 
 // New checks the routes and policy and returns an Engine. Zero values of
@@ -384,52 +381,83 @@ func New(routes []Route, p Policy, opts Options) (*Engine, error) {
 	if len(routes) == 0 {
 		return nil, errors.New("execution: no route configured")
 	}
+	if err := checkRoutes(routes, p); err != nil {
+		return nil, err
+	}
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	p = p.withDefaults()
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rng := opts.Rand
+	if rng == nil {
+		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	return &Engine{routes: slices.Clone(routes), policy: p, log: log, opts: opts, rng: rng}, nil
+}
+
+// checkRoutes is New's check of the routes (under policy p).
+func checkRoutes(routes []Route, p Policy) error {
 	names := map[string]bool{}
 	for i, r := range routes {
 		if r.Provider == nil {
-			return nil, fmt.Errorf("execution: route %d (%q) has no provider", i, r.Name)
+			return fmt.Errorf("execution: route %d (%q) has no provider", i, r.Name)
 		}
 		if names[r.Name] {
-			return nil, fmt.Errorf("execution: route %d: duplicate name %q", i, r.Name)
+			return fmt.Errorf("execution: route %d: duplicate name %q", i, r.Name)
 		}
 		names[r.Name] = true
 		if r.MaxConcurrency < 0 || r.RequestTimeout < 0 || r.MinInterval < 0 || r.FirstTokenTimeout < 0 || r.IdleTimeout < 0 {
-			return nil, fmt.Errorf("execution: route %q: negative max concurrency, request timeout, min interval or stream timeout", r.Name)
+			return fmt.Errorf("execution: route %q: negative max concurrency, request timeout, min interval or stream timeout", r.Name)
 		}
 		if !(r.PriceInputPerMTok >= 0 && r.PriceOutputPerMTok >= 0 && r.PriceCachedInputPerMTok >= 0) {
-			return nil, fmt.Errorf("execution: route %q: prices must not be negative", r.Name)
+			return fmt.Errorf("execution: route %q: prices must not be negative", r.Name)
 		}
 		if _, ok := r.Profile.Rules(); !ok && r.Profile != ProfileNone {
-			return nil, fmt.Errorf("execution: route %q: unknown profile %d", r.Name, int(r.Profile))
+			return fmt.Errorf("execution: route %q: unknown profile %d", r.Name, int(r.Profile))
 		}
 		if r.RequestTimeout == 0 && p.RequestTimeout <= 0 {
-			return nil, fmt.Errorf("execution: route %q has no request timeout and the policy's is %s", r.Name, p.RequestTimeout)
+			return fmt.Errorf("execution: route %q has no request timeout and the policy's is %s", r.Name, p.RequestTimeout)
 		}
 	}
+	return nil
+}
+
+// check is New's check of the policy's own values.
+func (p Policy) check() error {
 	if p.MaxConcurrency <= 0 {
-		return nil, fmt.Errorf("execution: max concurrency must be positive, got %d", p.MaxConcurrency)
+		return fmt.Errorf("execution: max concurrency must be positive, got %d", p.MaxConcurrency)
 	}
 	switch {
 	case p.Budget <= 0:
-		return nil, fmt.Errorf("execution: review budget must be positive, got %s", p.Budget)
+		return fmt.Errorf("execution: review budget must be positive, got %s", p.Budget)
 	case p.ItemBudget <= 0:
-		return nil, fmt.Errorf("execution: item budget must be positive, got %s", p.ItemBudget)
+		return fmt.Errorf("execution: item budget must be positive, got %s", p.ItemBudget)
 	case p.MinAttempt < 0:
-		return nil, fmt.Errorf("execution: minimum attempt must not be negative, got %s", p.MinAttempt)
+		return fmt.Errorf("execution: minimum attempt must not be negative, got %s", p.MinAttempt)
 	case p.Reserve < 0 || p.Reserve >= p.Budget:
-		return nil, fmt.Errorf("execution: reserve must be in [0, budget %s), got %s", p.Budget, p.Reserve)
+		return fmt.Errorf("execution: reserve must be in [0, budget %s), got %s", p.Budget, p.Reserve)
 	case p.MaxRetriesPerRoute < 0:
-		return nil, fmt.Errorf("execution: retries per route must not be negative, got %d", p.MaxRetriesPerRoute)
+		return fmt.Errorf("execution: retries per route must not be negative, got %d", p.MaxRetriesPerRoute)
 	case p.Backoff < 0 || p.RateLimitBackoff < 0:
-		return nil, fmt.Errorf("execution: backoff (%s) and rate-limit backoff (%s) must not be negative", p.Backoff, p.RateLimitBackoff)
+		return fmt.Errorf("execution: backoff (%s) and rate-limit backoff (%s) must not be negative", p.Backoff, p.RateLimitBackoff)
 	case !(p.MaxCostUSD >= 0) || p.MaxTotalTokens < 0: // !(>=) also catches NaN
-		return nil, fmt.Errorf("execution: cost cap (%g USD) and token cap (%d) must not be negative", p.MaxCostUSD, p.MaxTotalTokens)
+		return fmt.Errorf("execution: cost cap (%g USD) and token cap (%d) must not be negative", p.MaxCostUSD, p.MaxTotalTokens)
 	}
 	for i, d := range p.BackoffSchedule {
 		if d < 0 {
-			return nil, fmt.Errorf("execution: backoff schedule step %d is negative: %s", i+1, d)
+			return fmt.Errorf("execution: backoff schedule step %d is negative: %s", i+1, d)
 		}
 	}
+	return nil
+}
+
+// withDefaults is p with DefaultPolicy's values for its zero fields, and
+// none (0) for its negative ones, where a negative value means none.
+func (p Policy) withDefaults() Policy {
 	d := DefaultPolicy()
 	fill := func(v *time.Duration, def time.Duration) {
 		switch {
@@ -461,15 +489,7 @@ func New(routes []Route, p Policy, opts Options) (*Engine, error) {
 	case p.RetryBudgetRatio < 0:
 		p.RetryBudgetRatio = 0
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	rng := opts.Rand
-	if rng == nil {
-		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	}
-	return &Engine{routes: slices.Clone(routes), policy: p, log: log, opts: opts, rng: rng}, nil
+	return p
 }
 
 // Routes returns the engine's routes, in failover order.

@@ -274,7 +274,8 @@ func TestAttemptRecords(t *testing.T) {
 		})
 		var events []RouteEvent
 		e := mustNew(t, []Route{route("r0", f0)}, DefaultPolicy(), Options{OnRouteEvent: func(ev RouteEvent) { events = append(events, ev) }})
-		res := e.Run(t.Context(), testItems(1), nil)[0]
+		results, stats := e.RunStats(t.Context(), testItems(1), nil)
+		res := results[0]
 		backoff := time.Duration(seeded().Int64N(int64(2 * sec)))
 		want := []Attempt{
 			{Route: "r0", Model: "model-r0", Kind: KindPrimary, Number: 1, Start: 0, TimeoutBase: 2 * time.Minute, TimeoutEffective: 2 * time.Minute,
@@ -297,7 +298,7 @@ func TestAttemptRecords(t *testing.T) {
 		if len(events) != 0 {
 			t.Errorf("route events %v, want none", events)
 		}
-		st := e.Stats()[0]
+		st := stats[0]
 		if st.Calls != 2 || st.OK != 1 || st.Failed != 1 || st.Retries != 1 || st.P50 != 3*sec || st.P95 != 4*sec {
 			t.Errorf("Stats() = %+v", st)
 		}
@@ -342,7 +343,7 @@ func TestCancelledReview(t *testing.T) {
 		e := mustNew(t, []Route{route("r0", f0)}, policy(func(p *Policy) { p.MaxConcurrency = 2 }), Options{})
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(10*sec, cancel)
-		results := e.Run(ctx, testItems(10), nil)
+		results, stats := e.RunStats(ctx, testItems(10), nil)
 		if got := time.Since(t0); got != 10*sec {
 			t.Errorf("Run returned after %v, want 10s", got)
 		}
@@ -357,7 +358,7 @@ func TestCancelledReview(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("results (-want +got):\n%s", diff)
 		}
-		st := e.Stats()[0]
+		st := stats[0]
 		if st.Calls != 4 || st.OK != 2 || st.Cancelled != 2 || st.Breaker != BreakerClosed {
 			t.Errorf("Stats() = %+v, want 4 calls, 2 ok, 2 cancelled, closed", st)
 		}
@@ -373,7 +374,7 @@ func TestReviewBudget(t *testing.T) {
 		t0 := time.Now()
 		f0 := newFake("r0", t0, always(step{delay: 100 * sec}))
 		e := mustNew(t, []Route{route("r0", f0)}, policy(func(p *Policy) { p.MaxConcurrency = 4 }), Options{})
-		results := e.Run(t.Context(), testItems(60), nil)
+		results, stats := e.RunStats(t.Context(), testItems(60), nil)
 		if got := time.Since(t0); got != 870*sec {
 			t.Errorf("Run took %v, want 870s", got)
 		}
@@ -388,7 +389,7 @@ func TestReviewBudget(t *testing.T) {
 		if diff := cmp.Diff(want, count); diff != "" {
 			t.Errorf("outcomes (-want +got):\n%s", diff)
 		}
-		if st := e.Stats()[0]; st.Breaker != BreakerClosed {
+		if st := stats[0]; st.Breaker != BreakerClosed {
 			t.Errorf("breaker %s after budget cuts, want closed (clipped timeouts do not count)", st.Breaker)
 		}
 	})

@@ -147,7 +147,7 @@ func checkChaos(t *testing.T, c chaos, cov *coverage) string {
 		time.AfterFunc(c.cancelAt, cancel)
 	}
 	its := items(c.items)
-	results := e.Run(ctx, its, nil)
+	results, stats := e.RunStats(ctx, its, nil)
 	wall := time.Since(w.origin)
 	cov.Calls += w.totalCalls()
 	if c.cancelAt > 0 {
@@ -239,7 +239,7 @@ func checkChaos(t *testing.T, c chaos, cov *coverage) string {
 			return msg
 		}
 	}
-	if msg := failoverBalance(e.Stats(), results); msg != "" {
+	if msg := failoverBalance(stats, results); msg != "" {
 		return msg
 	}
 	checkCooldowns(t, w)

@@ -65,10 +65,9 @@ func TestIssue11WedgedPrimaryOpensBreaker(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := mustNew(t, routes, pol, Options{})
-		res := e.Run(t.Context(), testItems(40), nil)
+		res, st := e.RunStats(t.Context(), testItems(40), nil)
 		wall := time.Since(t0)
 		done, _, _ := countStatus(res)
-		st := e.Stats()
 		work := 40 * 20 * sec / 4 // the fallback's own work: 40 answers of 20s, 4 at a time
 		t.Logf("wall %v, reviewed %d/40, primary calls %d (probes %d), timeouts %d, breaker opens %d", wall, done, pf.count(), st[0].Probes, st[0].Timeouts, st[0].CircuitOpens)
 		if done != 40 {

@@ -221,11 +221,11 @@ func (e *Engine) Run(ctx context.Context, items []Item, progress func(done, tota
 	return results
 }
 
-// RunStats is Run, and returns the route stats of this run too: those of a
-// concurrent or later Run cannot mix in, as they can with Stats.
+// RunStats is Run, and returns the route stats of this run too, one
+// RouteStats per route in failover order: the engine keeps no "last run", so
+// those of a concurrent or later Run cannot mix in.
 func (e *Engine) RunStats(ctx context.Context, items []Item, progress func(done, total int)) ([]Result, []RouteStats) {
 	rs := e.newRun(time.Now())
-	e.last.Store(rs)
 	results := make([]Result, len(items))
 	workCtx, cancel := context.WithDeadline(ctx, rs.workEnd)
 	defer cancel()

@@ -85,11 +85,6 @@ type RouteStats struct {
 	Usage Usage
 }
 
-// Stats returns one RouteStats per route, in failover order, for the most
-// recent (or the running) Run; nil before the first Run. It is safe to call
-// concurrently with Run.
-func (e *Engine) Stats() []RouteStats { return e.statsOf(e.last.Load()) }
-
 // statsOf is the route stats of one run; nil for none.
 func (e *Engine) statsOf(rs *runState) []RouteStats {
 	if rs == nil {

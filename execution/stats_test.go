@@ -34,13 +34,12 @@ func TestStatsHealth(t *testing.T) {
 			p.MaxConcurrency = 1
 			p.RetryBudgetMin = 10
 		}), Options{})
-		res := e.Run(t.Context(), testItems(4), nil)
+		res, got := e.RunStats(t.Context(), testItems(4), nil)
 		for i, r := range res {
 			if r.Status != StatusDone {
 				t.Fatalf("item %d: %s (%v), want done", i, r.Status, kinds(r.Attempts))
 			}
 		}
-		got := e.Stats()
 		want := []RouteStats{
 			{Name: "r0", Model: "model-r0", Calls: 5, OK: 2, Failed: 3, Retries: 1, Rejected: 1,
 				CircuitOpens: 1, Breaker: BreakerOpen, P50: sec, P95: 4 * sec, Max: 4 * sec, TTFTP50: sec, TTFTP95: 3 * sec, FailoversOut: 2,

@@ -241,10 +241,24 @@ func providerWide(ts []timedOut, timed bool, order []string) (Diagnosis, bool) {
 
 // diagnoses applies the per-route rules to e.
 func (e *routeEvidence) diagnoses(r *Report) []Diagnosis {
+	out := e.setupDiagnoses(r)
+	out = append(out, e.serverDiagnoses()...)
+	return append(out, e.waitDiagnoses(r)...)
+}
+
+// diagnosis is a diagnosis of route e alone.
+func (e *routeEvidence) diagnosis(kind DiagnosisKind, calls int, format string, args ...any) Diagnosis {
+	return Diagnosis{Kind: kind, Routes: []string{e.name}, Calls: calls,
+		Message: e.name + ": " + fmt.Sprintf(format, args...)}
+}
+
+// setupDiagnoses are the rules for problems of the route's setup, not of
+// the model's quality: its key, its credits, its model name, a model that
+// ignores the output contract.
+func (e *routeEvidence) setupDiagnoses(r *Report) []Diagnosis {
 	var out []Diagnosis
 	add := func(kind DiagnosisKind, calls int, format string, args ...any) {
-		out = append(out, Diagnosis{Kind: kind, Routes: []string{e.name}, Calls: calls,
-			Message: e.name + ": " + fmt.Sprintf(format, args...)})
+		out = append(out, e.diagnosis(kind, calls, format, args...))
 	}
 	rp := routePolicy(r, e.name)
 	if n := e.classes["auth"]; n > 0 {
@@ -277,6 +291,16 @@ func (e *routeEvidence) diagnoses(r *Report) []Diagnosis {
 			Message: fmt.Sprintf("%s: model ignores the output contract: it answered, but not with the JSON findings object the prompt asks for (%s for %s%s)",
 				e.name, Counted(e.classes["bad_response"], "answer", "answers"), Counted(n, "item", "items"), said)})
 	}
+	return out
+}
+
+// serverDiagnoses are the rules for a backend that answers 5xx or cannot
+// be reached.
+func (e *routeEvidence) serverDiagnoses() []Diagnosis {
+	var out []Diagnosis
+	add := func(kind DiagnosisKind, calls int, format string, args ...any) {
+		out = append(out, e.diagnosis(kind, calls, format, args...))
+	}
 	failed5xx := e.failed["server_error"] + e.failed["overloaded"] + len(e.stopped)
 	if n := e.classes["server_error"] + e.classes["overloaded"]; n > 0 && (len(e.successes) == 0 || failed5xx > 0) {
 		of := fmt.Sprintf("%d of %s", n, Counted(e.calls, "call", "calls"))
@@ -304,6 +328,16 @@ func (e *routeEvidence) diagnoses(r *Report) []Diagnosis {
 		} else {
 			add(DiagnosisUnreachable, n, "connection failures: %s failed to connect (refused, reset or DNS)", of)
 		}
+	}
+	return out
+}
+
+// waitDiagnoses are the rules for calls that timed out or were rate
+// limited.
+func (e *routeEvidence) waitDiagnoses(r *Report) []Diagnosis {
+	var out []Diagnosis
+	add := func(kind DiagnosisKind, calls int, format string, args ...any) {
+		out = append(out, e.diagnosis(kind, calls, format, args...))
 	}
 	if n := e.classes["timeout"]; n > 0 {
 		of := fmt.Sprintf("%d of %s", n, Counted(e.calls, "call", "calls"))

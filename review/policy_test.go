@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -63,28 +64,31 @@ func TestPolicyAudit(t *testing.T) {
 }
 
 // TestRouteHealthMapped: review maps every route-health number from the
-// engine's statistics.
+// engine's statistics of the run (each call takes 2 s of virtual time, so
+// the percentiles are exact).
 func TestRouteHealthMapped(t *testing.T) {
 	t.Parallel()
-	m := &fakeModel{usage: execution.Usage{PromptTokens: 10000, CompletionTokens: 10, CachedTokens: 40}}
-	eng := newEngine(t, m, func(r *execution.Route) { r.PriceInputPerMTok = 1 }, nil)
-	_, hp, _ := fixture(t, fixtureFiles[6:7], hunks.Options{})
-	opts := Options{Skills: builtins()}
-	p, err := NewPlan(hp, eng, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := Run(t.Context(), p, eng, opts)
-	n := len(p.Items)
-	st := eng.Stats()[0]
-	want := []RouteStats{{
-		Name: "primary", Model: "test-model", Calls: n, OK: n, P50MS: st.P50.Milliseconds(), P95MS: st.P95.Milliseconds(),
-		CostUSD: float64(10000*n) / 1e6, PromptTokens: 10000 * n, CompletionTokens: 10 * n, CachedTokens: 40 * n, Priced: true,
-	}}
-	if diff := cmp.Diff(want, r.Routes); diff != "" {
-		t.Errorf("Run routes (-want +got):\n%s", diff)
-	}
-	if len(r.Diagnoses) != 0 {
-		t.Errorf("Run diagnoses = %v, want none for a clean review", r.Diagnoses)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		m := &fakeModel{origin: time.Now(), latency: func(*execution.Request) time.Duration { return 2 * time.Second },
+			usage: execution.Usage{PromptTokens: 10000, CompletionTokens: 10, CachedTokens: 40}}
+		eng := newEngine(t, m, func(r *execution.Route) { r.PriceInputPerMTok = 1 }, nil)
+		_, hp, _ := fixture(t, fixtureFiles[6:7], hunks.Options{})
+		opts := Options{Skills: builtins()}
+		p, err := NewPlan(hp, eng, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Run(t.Context(), p, eng, opts)
+		n := len(p.Items)
+		want := []RouteStats{{
+			Name: "primary", Model: "test-model", Calls: n, OK: n, P50MS: 2000, P95MS: 2000,
+			CostUSD: float64(10000*n) / 1e6, PromptTokens: 10000 * n, CompletionTokens: 10 * n, CachedTokens: 40 * n, Priced: true,
+		}}
+		if diff := cmp.Diff(want, r.Routes); diff != "" {
+			t.Errorf("Run routes (-want +got):\n%s", diff)
+		}
+		if len(r.Diagnoses) != 0 {
+			t.Errorf("Run diagnoses = %v, want none for a clean review", r.Diagnoses)
+		}
+	})
 }

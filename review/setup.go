@@ -13,6 +13,13 @@ import (
 	"github.com/org/warden/skills"
 )
 
+// MissingKeyError is a route whose key variable is unset.
+type MissingKeyError struct{ Route, Env string }
+
+func (e *MissingKeyError) Error() string {
+	return fmt.Sprintf("route %q: environment variable %s is not set (it holds the route's API key)", e.Route, e.Env)
+}
+
 // Setup is what planning a review needs besides the change, as plain
 // values: the wiring translates the configuration file, the flags and the
 // Action's inputs into it.
@@ -26,7 +33,8 @@ type Setup struct {
 	SkillNames []string
 	Configured []SkillSetting // [[skills]] of the configuration
 	// Routes builds the engine's routes; it runs after the skills are
-	// chosen, so a bad skill is reported before a missing key.
+	// chosen, so a bad skill is reported before a missing key (a
+	// *MissingKeyError).
 	Routes      func() ([]execution.Route, error)
 	Policy      execution.Policy
 	Logger      *slog.Logger

@@ -1,39 +1,18 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"flag"
 	"io"
-	"net/http"
 	"os"
-	"strings"
 
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/org/warden/action"
 	"github.com/org/warden/report"
-	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
 )
-
-// readInputs reads the Action's inputs: action.yml passes each as an
-// INPUT_* variable named by the upper snake case of its kebab-case name
-// (fail-on → INPUT_FAIL_ON).
-func readInputs(getenv func(string) string) (action.Inputs, error) {
-	in, err := action.ParseInputs(func(name string) string {
-		return getenv("INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
-	})
-	if err != nil {
-		return in, &usageError{err}
-	}
-	// The results cache's directory comes from action.yml's cache steps
-	// (input results-cache), not from an input of its own.
-	in.ResultsCacheDir = strings.TrimSpace(getenv("WARDEN_RESULTS_CACHE_DIR"))
-	return in, nil
-}
 
 // parseActionFlags reads `warden action`'s flags, which override the
 // inputs of the same name: --mode and --report-path.
@@ -58,54 +37,23 @@ func parseActionFlags(args []string, stderr io.Writer, in *action.Inputs) error 
 // process (inputs, flags, GITHUB_* variables, the event file), wires the
 // services and maps the Action's result to the exit code.
 func runAction(ctx context.Context, e *env, args []string) (int, error) {
-	in, err := readInputs(e.getenv)
+	gha := githubactions.New(githubactions.WithGetenv(e.getenv), githubactions.WithWriter(e.stdout))
+	aenv := action.Env{Getenv: e.getenv, Mask: gha.AddMask, ReadFile: os.ReadFile}
+	in, err := aenv.Inputs()
 	if err != nil {
-		return exitUsage, err
+		return exitUsage, &usageError{err}
 	}
 	if err := parseActionFlags(args, e.stderr, &in); err != nil {
 		return exitUsage, err
 	}
-	gha := githubactions.New(githubactions.WithGetenv(e.getenv), githubactions.WithWriter(e.stdout))
-	token := e.getenv("INPUT_GITHUB_TOKEN")
-	if token = strings.TrimSpace(token); token != "" {
-		gha.AddMask(token)
-	}
-	if len(in.ResultsCacheSecret) > 0 {
-		gha.AddMask(string(in.ResultsCacheSecret))
-	} else {
-		in.ResultsCacheSecret = derivedCacheSecret(e.getenv)
-	}
-	if _, err := ghreport.ParseIncompleteConclusion(in.IncompleteConclusion); err != nil {
-		return exitUsage, usagef("input %v", err)
-	}
-	owner, repo, ok := strings.Cut(e.getenv("GITHUB_REPOSITORY"), "/")
-	if !ok || owner == "" || repo == "" {
-		return exitUsage, usagef("GITHUB_REPOSITORY %q is not owner/name: 'warden action' runs inside GitHub Actions", e.getenv("GITHUB_REPOSITORY"))
-	}
-	if token == "" {
-		return exitUsage, usagef("input github-token is empty: pass ${{ github.token }} or a token with checks: write and pull-requests: write")
-	}
-	// Every content-creating request goes through one write budget:
-	// GitHub's secondary limits (80 a minute, 500 an hour).
-	client, err := ghreport.New(ghreport.Config{APIURL: cmp.Or(e.getenv("GITHUB_API_URL"), "https://api.github.com"),
-		ServerURL: e.getenv("GITHUB_SERVER_URL"), Token: token, Owner: owner, Repo: repo,
-		HTTPClient: &http.Client{Transport: ghreport.NewWriteBudget().RoundTripper(nil)}})
+	svc, ev, err := aenv.Connect(&in, e.dir)
 	if err != nil {
-		return exitUsage, usagef("GITHUB_API_URL: %v", err)
+		return exitUsage, &usageError{err}
 	}
-	e.dir = cmp.Or(e.getenv("GITHUB_WORKSPACE"), e.dir)
-	e.root = e.dir
-	ev := action.Event{Name: e.getenv("GITHUB_EVENT_NAME"), Path: e.getenv("GITHUB_EVENT_PATH")}
-	if ev.Path != "" {
-		ev.Data, ev.Err = os.ReadFile(ev.Path)
-		ev.Err = unwrapPathError(ev.Err)
-	}
-	res, err := action.Run(ctx, in, ev, action.Services{
-		GitHub: client, Runner: gha, Stdout: e.stdout, Stderr: e.stderr,
-		Workspace: e.dir, RunnerTemp: e.getenv("RUNNER_TEMP"), Owner: owner, Repo: repo, Version: version,
-		ReadFile:  os.ReadFile,
-		Configure: func(name string, data []byte) (*action.Config, error) { return actionConfig(e, name, data) },
-	})
+	e.dir, e.root = svc.Workspace, svc.Workspace
+	svc.Runner, svc.Stdout, svc.Stderr, svc.Version = gha, e.stdout, e.stderr, version
+	svc.Configure = func(name string, data []byte) (*action.Config, error) { return actionConfig(e, name, data) }
+	res, err := action.Run(ctx, in, ev, svc)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -179,18 +127,4 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			}, nil
 		},
 	}, nil
-}
-
-// derivedCacheSecret signs the results cache when no results-cache-secret
-// is given: a hash of the model key, which a fork's run never has (GitHub
-// passes it no secrets), so that it cannot write an entry the privileged
-// run accepts. Nil without a key. The hash is never printed.
-func derivedCacheSecret(getenv func(string) string) []byte {
-	for _, k := range []string{"WARDEN_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"} {
-		if v := strings.TrimSpace(getenv(k)); v != "" {
-			sum := sha256.Sum256([]byte("warden results cache secret\x00" + v))
-			return sum[:]
-		}
-	}
-	return nil
 }

@@ -93,9 +93,9 @@ func runEval(ctx context.Context, e *env, args []string) (int, error) {
 			return exitUsage, usagef("eval: --replay %s: not a directory of recorded answers", o.replay)
 		}
 	}
-	routes, err := buildRoutes(cfg, e.getenv, o.replay == "")
+	routes, err := cfg.EngineRoutes(e.getenv, o.replay == "", version)
 	if err != nil {
-		return exitUsage, err
+		return exitUsage, &usageError{err}
 	}
 	if len(routes) == 1 && routes[0].Name == "none" {
 		return exitUsage, usagef("eval: no model route to score: add [[routes]] to warden.toml (--replay needs the routes it was recorded on)")

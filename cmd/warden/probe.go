@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,8 +8,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/org/warden/execution"
-	"github.com/org/warden/execution/openai"
 	"github.com/org/warden/probe"
 )
 
@@ -62,9 +59,9 @@ func runProbe(ctx context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	confs, err := routeConfigs(cfg, e.getenv, true)
+	confs, err := cfg.RouteConfigs(e.getenv, true)
 	if err != nil {
-		return exitUsage, err
+		return exitUsage, &usageError{err}
 	}
 	targets := make([]probe.Target, len(confs))
 	for i, rc := range confs {
@@ -104,14 +101,12 @@ func runProbe(ctx context.Context, e *env, args []string) (int, error) {
 	return exitOK, nil
 }
 
-// probeTarget builds the route a probe sends on: the probe key and model
-// when the route names them, else its own, with a warning.
+// probeTarget builds the route a probe sends on (config's ProbeRoute): the
+// probe key and model when the route names them, else its own, with a
+// warning.
 func probeTarget(e *env, rc routeConfig) (probe.Target, error) {
-	kc, model := rc, cmp.Or(rc.ProbeModel, rc.Model)
 	var own []string
-	if rc.ProbeAPIKeyEnv != "" {
-		kc.APIKeyEnv = rc.ProbeAPIKeyEnv
-	} else if rc.APIKeyEnv != "" {
+	if rc.ProbeAPIKeyEnv == "" && rc.APIKeyEnv != "" {
 		own = append(own, fmt.Sprintf("no probe_api_key_env: probing with its own key (%s)", rc.APIKeyEnv))
 	}
 	if rc.ProbeModel == "" {
@@ -120,17 +115,9 @@ func probeTarget(e *env, rc routeConfig) (probe.Target, error) {
 	if len(own) > 0 {
 		fmt.Fprintf(e.stderr, "warden probe: warning: route %q has %s\n", rc.Name, strings.Join(own, "; "))
 	}
-	key, err := routeKey(kc, e.getenv, true)
+	r, keyEnv, err := rc.ProbeRoute(e.getenv, version)
 	if err != nil {
-		return probe.Target{}, err
+		return probe.Target{}, &usageError{err}
 	}
-	p, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: key, UserAgent: "warden/" + version + " (probe)"})
-	if err != nil {
-		return probe.Target{}, usagef("route %q: %v", rc.Name, err)
-	}
-	noSchema := rc.JSONSchema != nil && !*rc.JSONSchema
-	return probe.Target{
-		Route:  execution.Route{Name: rc.Name, BaseURL: rc.BaseURL, Model: model, Provider: p, NoSchema: noSchema, ResponseHealing: rc.ResponseHealing},
-		KeyEnv: kc.APIKeyEnv,
-	}, nil
+	return probe.Target{Route: r, KeyEnv: keyEnv}, nil
 }

@@ -65,7 +65,7 @@ func TestLiteLLMProfile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				routes, err := buildRoutes(cfg, func(string) string { return "key" }, true)
+				routes, err := cfg.EngineRoutes(func(string) string { return "key" }, true, version)
 				if err != nil {
 					t.Fatal(err)
 				}

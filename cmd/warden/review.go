@@ -12,15 +12,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"golang.org/x/term"
 
-	"github.com/org/warden/action"
 	"github.com/org/warden/config"
 	"github.com/org/warden/execution"
-	"github.com/org/warden/execution/openai"
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
@@ -115,7 +112,7 @@ func runReview(ctx context.Context, e *env, args []string) (int, error) {
 		return exitUsage, err
 	}
 	job, err := planReview(e, cfg, ch, reviewSettings{thresholds: o.failOn.settings(), skills: o.skills, dryRun: o.dryRun, verbose: o.verbose,
-		cache: localResultsCache(e.getenv)})
+		cache: config.LocalResultsCache(e.getenv)})
 	if err != nil {
 		return exitUsage, err
 	}
@@ -171,7 +168,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.
 	setup.SkillNames, setup.Change, setup.Logger, setup.Thresholds = s.skills, s.change, logger, th
 	setup.Cache, setup.Narrow = s.cache, s.narrow
 	setup.Context = cfg.ContextOptions(os.DirFS(cmp.Or(e.root, e.dir)))
-	setup.Routes = func() ([]execution.Route, error) { return buildRoutes(cfg, e.getenv, !s.dryRun) }
+	setup.Routes = func() ([]execution.Route, error) { return cfg.EngineRoutes(e.getenv, !s.dryRun, version) }
 	job, err := review.Prepare(ch.files, ch.source, ch.ignored, setup)
 	var ue *usageError
 	if err != nil && !errors.As(err, &ue) {
@@ -213,101 +210,4 @@ func isTerminal(w io.Writer) bool {
 		f, ok = sw.file()
 	}
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// buildRoutes turns the configured routes (or the environment's quick route)
-// into engine routes. needKeys is false for a dry run: then a missing key or
-// a missing route is not an error, because no model is called.
-func buildRoutes(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]execution.Route, error) {
-	confs, err := routeConfigs(cfg, getenv, needKeys)
-	if err != nil {
-		return nil, err
-	}
-	if len(confs) == 0 {
-		return []execution.Route{{Name: "none", Provider: noProvider{}}}, nil
-	}
-	routes := make([]execution.Route, len(confs))
-	for i, rc := range confs {
-		key, err := routeKey(rc, getenv, needKeys)
-		if err != nil {
-			return nil, err
-		}
-		p, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: key, UserAgent: "warden/" + version})
-		if err != nil {
-			return nil, usagef("route %q: %v", rc.Name, err)
-		}
-		routes[i] = rc.EngineRoute()
-		routes[i].Provider = p
-		if pk := getenv(rc.ProbeAPIKeyEnv); rc.ProbeAPIKeyEnv != "" && pk != "" { // the breaker's probes identify themselves
-			if pp, err := openai.New(openai.Config{BaseURL: rc.BaseURL, APIKey: execution.Secret(pk), UserAgent: "warden/" + version + " (probe)"}); err == nil {
-				routes[i].ProbeProvider = pp
-			}
-		}
-	}
-	return routes, nil
-}
-
-// routeConfigs returns the routes to call: warden.toml's [[routes]], else
-// the environment's quick route. needKeys is false for a dry run: then no
-// route at all is not an error (nil, nil), because no model is called.
-func routeConfigs(cfg *fileConfig, getenv func(string) string, needKeys bool) ([]routeConfig, error) {
-	if len(cfg.Routes) > 0 {
-		return cfg.Routes, nil
-	}
-	r, ok, err := config.EnvRoute(getenv)
-	switch {
-	case err != nil && needKeys:
-		return nil, &usageError{err}
-	case ok && err == nil:
-		return []routeConfig{r}, nil
-	case needKeys:
-		return nil, usagef("no model route: add [[routes]] to warden.toml, or set WARDEN_BASE_URL, WARDEN_MODEL and WARDEN_API_KEY (or OPENAI_API_KEY or OPENROUTER_API_KEY)")
-	}
-	return nil, nil
-}
-
-// routeKey reads a route's key from its variable; with needKeys, an unset
-// variable is an *action.MissingKeyError naming it.
-func routeKey(rc routeConfig, getenv func(string) string, needKeys bool) (execution.Secret, error) {
-	if rc.APIKeyEnv == "" {
-		return "", nil
-	}
-	key := execution.Secret(getenv(rc.APIKeyEnv))
-	if key == "" && needKeys {
-		return "", &usageError{&action.MissingKeyError{Route: rc.Name, Env: rc.APIKeyEnv}}
-	}
-	return key, nil
-}
-
-// noProvider stands in for a route in a dry run without one; it is never
-// called, and says so if it is.
-type noProvider struct{}
-
-func (noProvider) Complete(context.Context, *execution.Request) (*execution.Response, error) {
-	return nil, errors.New("no model route configured")
-}
-
-// localResultsCache is the results cache of `warden review`: answers
-// already paid for are reused when the same chunk, skill, model and prompt
-// come again. It lives in WARDEN_RESULTS_CACHE_DIR, else the user's cache
-// directory ($XDG_CACHE_HOME/warden/results, ~/.cache/warden/results;
-// ~/Library/Caches/warden/results on macOS). WARDEN_RESULTS_CACHE=off, or
-// no such directory, means none.
-func localResultsCache(getenv func(string) string) *review.Cache {
-	if strings.EqualFold(strings.TrimSpace(getenv("WARDEN_RESULTS_CACHE")), "off") {
-		return nil
-	}
-	dir := strings.TrimSpace(getenv("WARDEN_RESULTS_CACHE_DIR"))
-	switch {
-	case dir != "":
-	case getenv("XDG_CACHE_HOME") != "":
-		dir = filepath.Join(getenv("XDG_CACHE_HOME"), "warden", "results")
-	case getenv("HOME") != "" && runtime.GOOS == "darwin":
-		dir = filepath.Join(getenv("HOME"), "Library", "Caches", "warden", "results")
-	case getenv("HOME") != "":
-		dir = filepath.Join(getenv("HOME"), ".cache", "warden", "results")
-	default:
-		return nil
-	}
-	return &review.Cache{Dir: dir, Domain: "local"}
 }

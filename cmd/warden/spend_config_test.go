@@ -36,7 +36,7 @@ price_input_per_mtok = 1
 		t.Fatal(err)
 	}
 	p := c.Policy()
-	routes, err := buildRoutes(c, func(string) string { return "" }, false)
+	routes, err := c.EngineRoutes(func(string) string { return "" }, false, version)
 	if err != nil {
 		t.Fatal(err)
 	}

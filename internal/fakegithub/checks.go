@@ -104,39 +104,55 @@ func (b *checkRunBody) validate(create bool) string {
 	if b.Status != nil && *b.Status == "completed" && b.Conclusion == nil {
 		return `"conclusion" wasn't supplied.`
 	}
-	if o := b.Output; o != nil {
-		if o.Title == nil {
-			return `"title" wasn't supplied.`
+	if b.Output != nil {
+		return b.Output.validate()
+	}
+	return ""
+}
+
+// validate is GitHub's 422 text for what it rejects in a check run's
+// output, "" when it is fine.
+func (o *checkRunOutput) validate() string {
+	if o.Title == nil {
+		return `"title" wasn't supplied.`
+	}
+	if o.Summary == nil {
+		return `"summary" wasn't supplied.`
+	}
+	for _, t := range []*string{o.Summary, o.Text} {
+		if t != nil && utf8.RuneCountInString(*t) > MaxOutputText {
+			return fmt.Sprintf("Only %d characters are allowed; %d were supplied.", MaxOutputText, utf8.RuneCountInString(*t))
 		}
-		if o.Summary == nil {
-			return `"summary" wasn't supplied.`
+	}
+	if len(o.Annotations) > MaxAnnotations {
+		return fmt.Sprintf("No more than %d items are allowed; %d were supplied.", MaxAnnotations, len(o.Annotations))
+	}
+	for i, a := range o.Annotations {
+		if msg := a.validate(i); msg != "" {
+			return msg
 		}
-		for _, t := range []*string{o.Summary, o.Text} {
-			if t != nil && utf8.RuneCountInString(*t) > MaxOutputText {
-				return fmt.Sprintf("Only %d characters are allowed; %d were supplied.", MaxOutputText, utf8.RuneCountInString(*t))
-			}
-		}
-		if len(o.Annotations) > MaxAnnotations {
-			return fmt.Sprintf("No more than %d items are allowed; %d were supplied.", MaxAnnotations, len(o.Annotations))
-		}
-		for i, a := range o.Annotations {
-			switch {
-			case a.Path == "":
-				return fmt.Sprintf(`"path" wasn't supplied for annotation %d.`, i)
-			case a.StartLine < 1 || a.EndLine < a.StartLine:
-				return fmt.Sprintf("annotation %d: start_line %d and end_line %d are not a range of lines.", i, a.StartLine, a.EndLine)
-			case !slices.Contains(levels, a.AnnotationLevel):
-				return fmt.Sprintf("%q is not a member of %q.", a.AnnotationLevel, levels)
-			case a.Message == "":
-				return fmt.Sprintf(`"message" wasn't supplied for annotation %d.`, i)
-			case len(a.Message) > 64*1024 || len(a.RawDetails) > 64*1024:
-				return fmt.Sprintf("annotation %d: message and raw_details may be at most 64 KB.", i)
-			case utf8.RuneCountInString(a.Title) > 255:
-				return fmt.Sprintf("annotation %d: title may be at most 255 characters.", i)
-			case (a.StartColumn != nil || a.EndColumn != nil) && a.StartLine != a.EndLine:
-				return fmt.Sprintf("annotation %d: start_column and end_column need start_line == end_line.", i)
-			}
-		}
+	}
+	return ""
+}
+
+// validate is GitHub's 422 text for what it rejects in annotation i, ""
+// when it is fine.
+func (a Annotation) validate(i int) string {
+	switch {
+	case a.Path == "":
+		return fmt.Sprintf(`"path" wasn't supplied for annotation %d.`, i)
+	case a.StartLine < 1 || a.EndLine < a.StartLine:
+		return fmt.Sprintf("annotation %d: start_line %d and end_line %d are not a range of lines.", i, a.StartLine, a.EndLine)
+	case !slices.Contains(levels, a.AnnotationLevel):
+		return fmt.Sprintf("%q is not a member of %q.", a.AnnotationLevel, levels)
+	case a.Message == "":
+		return fmt.Sprintf(`"message" wasn't supplied for annotation %d.`, i)
+	case len(a.Message) > 64*1024 || len(a.RawDetails) > 64*1024:
+		return fmt.Sprintf("annotation %d: message and raw_details may be at most 64 KB.", i)
+	case utf8.RuneCountInString(a.Title) > 255:
+		return fmt.Sprintf("annotation %d: title may be at most 255 characters.", i)
+	case (a.StartColumn != nil || a.EndColumn != nil) && a.StartLine != a.EndLine:
+		return fmt.Sprintf("annotation %d: start_column and end_column need start_line == end_line.", i)
 	}
 	return ""
 }

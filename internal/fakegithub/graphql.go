@@ -473,8 +473,9 @@ func outdated(pr *PullRequest, c ReviewComment) bool {
 func (x *gqlExec) threadObject(pr *PullRequest, root ReviewComment) *gqlObject {
 	return &gqlObject{typ: "PullRequestReviewThread", get: func(f string, args map[string]any) (any, *gqlError) {
 		resolved, by := x.s.ThreadResolved(root.ID)
-		old := outdated(pr, root)
-		side := cmp.Or(root.Side, "RIGHT")
+		if v, ok := threadPosition(pr, root, f); ok {
+			return v, nil
+		}
 		switch f {
 		case "id":
 			return ThreadID(root.ID), nil
@@ -482,34 +483,6 @@ func (x *gqlExec) threadObject(pr *PullRequest, root ReviewComment) *gqlObject {
 			return resolved, nil
 		case "isCollapsed":
 			return resolved, nil
-		case "isOutdated":
-			return old, nil
-		case "path":
-			return root.Path, nil
-		case "line":
-			if old {
-				return nil, nil
-			}
-			return root.Line, nil
-		case "startLine":
-			if old || root.StartLine == 0 {
-				return nil, nil
-			}
-			return root.StartLine, nil
-		case "originalLine":
-			return root.Line, nil
-		case "originalStartLine":
-			if root.StartLine == 0 {
-				return nil, nil
-			}
-			return root.StartLine, nil
-		case "diffSide":
-			return side, nil
-		case "startDiffSide":
-			if root.StartLine == 0 {
-				return nil, nil
-			}
-			return cmp.Or(root.StartSide, side), nil
 		case "subjectType":
 			return "LINE", nil
 		case "viewerCanResolve":
@@ -534,6 +507,44 @@ func (x *gqlExec) threadObject(pr *PullRequest, root ReviewComment) *gqlObject {
 		}
 		return nil, unknownField("PullRequestReviewThread", f)
 	}}
+}
+
+// threadPosition answers a thread's fields about where it sits in the
+// diff (path, lines, sides, outdated); ok is false for any other field.
+func threadPosition(pr *PullRequest, root ReviewComment, f string) (v any, ok bool) {
+	old := outdated(pr, root)
+	side := cmp.Or(root.Side, "RIGHT")
+	switch f {
+	case "isOutdated":
+		return old, true
+	case "path":
+		return root.Path, true
+	case "line":
+		if old {
+			return nil, true
+		}
+		return root.Line, true
+	case "startLine":
+		if old || root.StartLine == 0 {
+			return nil, true
+		}
+		return root.StartLine, true
+	case "originalLine":
+		return root.Line, true
+	case "originalStartLine":
+		if root.StartLine == 0 {
+			return nil, true
+		}
+		return root.StartLine, true
+	case "diffSide":
+		return side, true
+	case "startDiffSide":
+		if root.StartLine == 0 {
+			return nil, true
+		}
+		return cmp.Or(root.StartSide, side), true
+	}
+	return nil, false
 }
 
 func (x *gqlExec) commentObject(pr *PullRequest, c ReviewComment) *gqlObject {
@@ -600,21 +611,57 @@ func (x *gqlExec) actor(login, typ string) *gqlObject {
 // connection pages items like GitHub: first or last (1 to 100) is
 // required; after and before are opaque cursors.
 func (x *gqlExec) connection(name, nodeType string, items []*gqlObject, args map[string]any) (any, *gqlError) {
+	lo, hi, gerr := pageWindow(name, len(items), args)
+	if gerr != nil {
+		return nil, gerr
+	}
+	page := items[lo:hi]
+	connType := nodeType + "Connection"
+	return &gqlObject{typ: connType, get: func(f string, _ map[string]any) (any, *gqlError) {
+		switch f {
+		case "nodes":
+			return page, nil
+		case "totalCount":
+			return len(items), nil
+		case "edges":
+			edges := make([]*gqlObject, len(page))
+			for i, n := range page {
+				edges[i] = &gqlObject{typ: nodeType + "Edge", get: func(ef string, _ map[string]any) (any, *gqlError) {
+					switch ef {
+					case "cursor":
+						return encodeCursor(lo + i), nil
+					case "node":
+						return n, nil
+					}
+					return nil, unknownField(nodeType+"Edge", ef)
+				}}
+			}
+			return edges, nil
+		case "pageInfo":
+			return pageInfo(lo, hi, len(items)), nil
+		}
+		return nil, unknownField(connType, f)
+	}}, nil
+}
+
+// pageWindow is the page [lo, hi) of n items that a connection's first,
+// last, after and before arguments ask for, or GitHub's error for them.
+func pageWindow(name string, n int, args map[string]any) (lo, hi int, _ *gqlError) {
 	first, hasFirst := args["first"].(int64)
 	last, hasLast := args["last"].(int64)
 	if !hasFirst && !hasLast {
-		return nil, &gqlError{"MISSING_PAGINATION_BOUNDARIES", fmt.Sprintf("You must provide a `first` or `last` value to properly paginate the `%s` connection.", name)}
+		return 0, 0, &gqlError{"MISSING_PAGINATION_BOUNDARIES", fmt.Sprintf("You must provide a `first` or `last` value to properly paginate the `%s` connection.", name)}
 	}
-	for _, n := range []struct {
+	for _, b := range []struct {
 		v    int64
 		set  bool
 		name string
 	}{{first, hasFirst, "first"}, {last, hasLast, "last"}} {
-		if n.set && (n.v < 0 || n.v > 100) {
-			return nil, &gqlError{"EXCESSIVE_PAGINATION", fmt.Sprintf("Requesting %d records on the `%s` connection exceeds the `%s` limit of 100 records.", n.v, name, n.name)}
+		if b.set && (b.v < 0 || b.v > 100) {
+			return 0, 0, &gqlError{"EXCESSIVE_PAGINATION", fmt.Sprintf("Requesting %d records on the `%s` connection exceeds the `%s` limit of 100 records.", b.v, name, b.name)}
 		}
 	}
-	lo, hi := 0, len(items)
+	lo, hi = 0, n
 	if after, ok := args["after"].(string); ok {
 		if i, ok := decodeCursor(after); ok {
 			lo = min(hi, i+1)
@@ -631,52 +678,34 @@ func (x *gqlExec) connection(name, nodeType string, items []*gqlObject, args map
 	if hasLast {
 		lo = max(lo, hi-int(last))
 	}
-	page := items[lo:hi]
-	cursor := func(i int) string { return base64.StdEncoding.EncodeToString([]byte("cursor:v2:" + strconv.Itoa(i))) }
-	connType := nodeType + "Connection"
-	return &gqlObject{typ: connType, get: func(f string, _ map[string]any) (any, *gqlError) {
-		switch f {
-		case "nodes":
-			return page, nil
-		case "totalCount":
-			return len(items), nil
-		case "edges":
-			edges := make([]*gqlObject, len(page))
-			for i, n := range page {
-				edges[i] = &gqlObject{typ: nodeType + "Edge", get: func(ef string, _ map[string]any) (any, *gqlError) {
-					switch ef {
-					case "cursor":
-						return cursor(lo + i), nil
-					case "node":
-						return n, nil
-					}
-					return nil, unknownField(nodeType+"Edge", ef)
-				}}
+	return lo, hi, nil
+}
+
+// pageInfo is the PageInfo of the page [lo, hi) of n items.
+func pageInfo(lo, hi, n int) *gqlObject {
+	return &gqlObject{typ: "PageInfo", get: func(pf string, _ map[string]any) (any, *gqlError) {
+		switch pf {
+		case "hasNextPage":
+			return hi < n, nil
+		case "hasPreviousPage":
+			return lo > 0, nil
+		case "startCursor":
+			if hi == lo {
+				return nil, nil
 			}
-			return edges, nil
-		case "pageInfo":
-			return &gqlObject{typ: "PageInfo", get: func(pf string, _ map[string]any) (any, *gqlError) {
-				switch pf {
-				case "hasNextPage":
-					return hi < len(items), nil
-				case "hasPreviousPage":
-					return lo > 0, nil
-				case "startCursor":
-					if len(page) == 0 {
-						return nil, nil
-					}
-					return cursor(lo), nil
-				case "endCursor":
-					if len(page) == 0 {
-						return nil, nil
-					}
-					return cursor(hi - 1), nil
-				}
-				return nil, unknownField("PageInfo", pf)
-			}}, nil
+			return encodeCursor(lo), nil
+		case "endCursor":
+			if hi == lo {
+				return nil, nil
+			}
+			return encodeCursor(hi - 1), nil
 		}
-		return nil, unknownField(connType, f)
-	}}, nil
+		return nil, unknownField("PageInfo", pf)
+	}}
+}
+
+func encodeCursor(i int) string {
+	return base64.StdEncoding.EncodeToString([]byte("cursor:v2:" + strconv.Itoa(i)))
 }
 
 func decodeCursor(c string) (int, bool) {

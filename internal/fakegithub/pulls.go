@@ -369,56 +369,16 @@ func (s *Server) createReview(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	event := ""
-	if b.Event != nil {
-		event = *b.Event
-	}
-	state, ok := reviewStates[event]
-	if !ok {
-		s.unprocessable(w, r, route, "Unprocessable Entity", fmt.Sprintf("Event %q is not one of APPROVE, REQUEST_CHANGES, COMMENT", event))
+	rv, comments, msg := checkReview(pr, b)
+	if msg != "" {
+		s.unprocessable(w, r, route, "Unprocessable Entity", msg)
 		return
-	}
-	body := ""
-	if b.Body != nil {
-		body = *b.Body
-	}
-	if body == "" && (event == "REQUEST_CHANGES" || event == "COMMENT") {
-		// "body: Required when using REQUEST_CHANGES or COMMENT for the
-		// event parameter."
-		s.unprocessable(w, r, route, "Unprocessable Entity", "Body is required for this event")
-		return
-	}
-	if utf8.RuneCountInString(body) > MaxBody {
-		s.unprocessable(w, r, route, "Unprocessable Entity", fmt.Sprintf("Body is too long (maximum is %d characters)", MaxBody))
-		return
-	}
-	commit := pr.HeadSHA
-	if b.CommitID != nil && *b.CommitID != "" {
-		commit = *b.CommitID
-		if commit != pr.HeadSHA && !slices.Contains(pr.OtherSHAs, commit) {
-			s.unprocessable(w, r, route, "Unprocessable Entity", "No commit found for SHA: "+commit)
-			return
-		}
-	}
-	files := map[string]File{}
-	for _, f := range pr.Files {
-		files[f.Filename] = f
-	}
-	var comments []ReviewComment
-	for _, c := range b.Comments {
-		rc, msg := checkComment(c, files)
-		if msg != "" {
-			s.unprocessable(w, r, route, "Unprocessable Entity", msg)
-			return
-		}
-		rc.CommitID = commit
-		comments = append(comments, rc)
 	}
 	if !s.specOK(w, r, route) {
 		return
 	}
 	s.mu.Lock()
-	rv := Review{ID: s.id(), PR: pr.Number, CommitID: commit, Event: event, State: state, Body: body, User: "github-actions[bot]"}
+	rv.ID = s.id()
 	s.stamp(rv.ID)
 	if s.reviews == nil {
 		s.reviews = map[int][]Review{}
@@ -434,6 +394,54 @@ func (s *Server) createReview(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, s.reviewJSON(pr, rv))
+}
+
+// checkReview returns GitHub's 422 text for a review GitHub would reject,
+// and otherwise the review and its comments as they are stored (without
+// their ids).
+func checkReview(pr *PullRequest, b reviewBody) (Review, []ReviewComment, string) {
+	event := ""
+	if b.Event != nil {
+		event = *b.Event
+	}
+	state, ok := reviewStates[event]
+	if !ok {
+		return Review{}, nil, fmt.Sprintf("Event %q is not one of APPROVE, REQUEST_CHANGES, COMMENT", event)
+	}
+	body := ""
+	if b.Body != nil {
+		body = *b.Body
+	}
+	if body == "" && (event == "REQUEST_CHANGES" || event == "COMMENT") {
+		// "body: Required when using REQUEST_CHANGES or COMMENT for the
+		// event parameter."
+		return Review{}, nil, "Body is required for this event"
+	}
+	if utf8.RuneCountInString(body) > MaxBody {
+		return Review{}, nil, fmt.Sprintf("Body is too long (maximum is %d characters)", MaxBody)
+	}
+	commit := pr.HeadSHA
+	if b.CommitID != nil && *b.CommitID != "" {
+		commit = *b.CommitID
+		if commit != pr.HeadSHA && !slices.Contains(pr.OtherSHAs, commit) {
+			return Review{}, nil, "No commit found for SHA: " + commit
+		}
+	}
+	files := map[string]File{}
+	for _, f := range pr.Files {
+		files[f.Filename] = f
+	}
+	var comments []ReviewComment
+	for _, c := range b.Comments {
+		rc, msg := checkComment(c, files)
+		if msg != "" {
+			return Review{}, nil, msg
+		}
+		rc.CommitID = commit
+		comments = append(comments, rc)
+	}
+	rv := Review{PR: pr.Number, CommitID: commit, Event: event, State: state, Body: body, User: "github-actions[bot]"}
+	return rv, comments, ""
 }
 
 // checkComment returns GitHub's 422 text for a comment GitHub would reject.

@@ -132,6 +132,28 @@ func (c *Client) graphql(ctx context.Context, op, query string, vars map[string]
 	return ans.Data.decode(out)
 }
 
+// threadNode is a review thread as reviewThreadsQuery reads it.
+type threadNode struct {
+	ID               string
+	IsResolved       bool
+	IsOutdated       bool
+	Path             string
+	Line             *int
+	OriginalLine     *int
+	ViewerCanResolve bool
+	ResolvedBy       *struct{ Login string }
+	Comments         struct {
+		Nodes []struct {
+			FullDatabaseID string
+			Body           string
+			Author         *struct {
+				Typename string `json:"__typename"`
+				Login    string
+			}
+		}
+	}
+}
+
 // ReviewThreads lists the review threads warden started on pull request
 // pr (those whose first comment has a fingerprint marker), all pages.
 func (c *Client) ReviewThreads(ctx context.Context, pr int) ([]Thread, error) {
@@ -147,26 +169,7 @@ func (c *Client) ReviewThreads(ctx context.Context, pr int) ([]Thread, error) {
 							HasNextPage bool
 							EndCursor   string
 						}
-						Nodes []struct {
-							ID               string
-							IsResolved       bool
-							IsOutdated       bool
-							Path             string
-							Line             *int
-							OriginalLine     *int
-							ViewerCanResolve bool
-							ResolvedBy       *struct{ Login string }
-							Comments         struct {
-								Nodes []struct {
-									FullDatabaseID string
-									Body           string
-									Author         *struct {
-										Typename string `json:"__typename"`
-										Login    string
-									}
-								}
-							}
-						}
+						Nodes []threadNode
 					}
 				}
 			}
@@ -180,36 +183,9 @@ func (c *Client) ReviewThreads(ctx context.Context, pr int) ([]Thread, error) {
 		}
 		conn := data.Repository.PullRequest.ReviewThreads
 		for _, n := range conn.Nodes {
-			if len(n.Comments.Nodes) == 0 {
-				continue
+			if t, ok := n.thread(); ok {
+				out = append(out, t)
 			}
-			first := n.Comments.Nodes[0]
-			m := markerRE.FindStringSubmatch(first.Body)
-			if m == nil {
-				continue // not warden's
-			}
-			t := Thread{
-				ID: n.ID, Fingerprint: m[1], Path: n.Path, Outdated: n.IsOutdated,
-				Resolved: n.IsResolved, CanResolve: n.ViewerCanResolve,
-			}
-			t.RootID, _ = strconv.ParseInt(first.FullDatabaseID, 10, 64)
-			if n.Line != nil {
-				t.Line = *n.Line
-			}
-			if n.OriginalLine != nil {
-				t.OriginalLine = *n.OriginalLine
-			}
-			if n.ResolvedBy != nil {
-				t.ResolvedBy = n.ResolvedBy.Login
-			}
-			for _, r := range n.Comments.Nodes[1:] {
-				reply := ThreadReply{Body: r.Body}
-				if r.Author != nil {
-					reply.Author, reply.Bot = r.Author.Login, r.Author.Typename == "Bot"
-				}
-				t.Replies = append(t.Replies, reply)
-			}
-			out = append(out, t)
 		}
 		if !conn.PageInfo.HasNextPage {
 			return out, nil
@@ -217,6 +193,41 @@ func (c *Client) ReviewThreads(ctx context.Context, pr int) ([]Thread, error) {
 		after = conn.PageInfo.EndCursor
 	}
 	return out, nil
+}
+
+// thread is n as a Thread; ok is false when warden did not start it (its
+// first comment has no fingerprint marker).
+func (n threadNode) thread() (Thread, bool) {
+	if len(n.Comments.Nodes) == 0 {
+		return Thread{}, false
+	}
+	first := n.Comments.Nodes[0]
+	m := markerRE.FindStringSubmatch(first.Body)
+	if m == nil {
+		return Thread{}, false // not warden's
+	}
+	t := Thread{
+		ID: n.ID, Fingerprint: m[1], Path: n.Path, Outdated: n.IsOutdated,
+		Resolved: n.IsResolved, CanResolve: n.ViewerCanResolve,
+	}
+	t.RootID, _ = strconv.ParseInt(first.FullDatabaseID, 10, 64)
+	if n.Line != nil {
+		t.Line = *n.Line
+	}
+	if n.OriginalLine != nil {
+		t.OriginalLine = *n.OriginalLine
+	}
+	if n.ResolvedBy != nil {
+		t.ResolvedBy = n.ResolvedBy.Login
+	}
+	for _, r := range n.Comments.Nodes[1:] {
+		reply := ThreadReply{Body: r.Body}
+		if r.Author != nil {
+			reply.Author, reply.Bot = r.Author.Login, r.Author.Typename == "Bot"
+		}
+		t.Replies = append(t.Replies, reply)
+	}
+	return t, true
 }
 
 // ResolveThread resolves a review thread. Without the permission (a

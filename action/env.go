@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/org/warden/execution"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
 )
@@ -86,7 +87,7 @@ func (env Env) Connect(in *Inputs, dir string) (Services, Event, error) {
 // passes it no secrets), so that it cannot write an entry the privileged
 // run accepts. Nil without a key. The hash is never printed.
 func derivedCacheSecret(getenv func(string) string) []byte {
-	for _, k := range []string{"WARDEN_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"} {
+	for _, k := range execution.KeyEnvs {
 		if v := strings.TrimSpace(getenv(k)); v != "" {
 			sum := sha256.Sum256([]byte("warden results cache secret\x00" + v))
 			return sum[:]

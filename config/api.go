@@ -55,6 +55,22 @@ func (c *fileConfig) Setup() review.Setup {
 	}
 }
 
+// Secrets are the values of every model key the configuration may send:
+// the default key variables' (execution.KeyEnvs) and each route's
+// api_key_env's, for masking.
+func (c *fileConfig) Secrets(getenv func(string) string) []string {
+	var secrets []string
+	for _, k := range execution.KeyEnvs {
+		secrets = append(secrets, getenv(k))
+	}
+	for _, r := range c.Routes {
+		if r.APIKeyEnv != "" {
+			secrets = append(secrets, getenv(r.APIKeyEnv))
+		}
+	}
+	return secrets
+}
+
 // SetBudget overrides review.budget (the Action's budget input).
 func (c *fileConfig) SetBudget(d time.Duration) { c.Review.Budget = duration(d) }
 

@@ -22,5 +22,9 @@ func (Secret) LogValue() slog.Value { return slog.StringValue(Redacted) }
 // write REDACTED too.
 func (Secret) MarshalText() ([]byte, error) { return []byte(Redacted), nil }
 
+// KeyEnvs are the environment variables that carry a model key without a
+// configuration naming one, in the order the first set one is chosen.
+var KeyEnvs = []string{"WARDEN_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}
+
 // Reveal returns the secret's value.
 func (s Secret) Reveal() string { return string(s) }

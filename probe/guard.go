@@ -185,3 +185,28 @@ func CacheDir(getenv func(string) string) (string, error) {
 	}
 	return filepath.Join(dir, "warden", "probe"), nil
 }
+
+// Admit is the at-most-hourly guard around one probe of targets: it finds
+// the state directory (CacheDir), refuses a probe within Interval of the
+// last unless force (a *TooSoonError), and records this one. A problem
+// with the state is never a refusal: warn gets it, one line each.
+func Admit(getenv func(string) string, targets []Target, force bool, warn func(string)) error {
+	guard := Guard{}
+	if dir, err := CacheDir(getenv); err != nil {
+		warn(fmt.Sprintf("%v: the at-most-hourly guard keeps no state", err))
+	} else {
+		guard.Dir = dir
+	}
+	if !force {
+		var soon *TooSoonError
+		if err := guard.Check(targets); errors.As(err, &soon) {
+			return err
+		} else if err != nil { // an unreadable state must not stop probing
+			warn(err.Error())
+		}
+	}
+	if err := guard.Record(targets); err != nil {
+		warn(err.Error())
+	}
+	return nil
+}

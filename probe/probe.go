@@ -281,3 +281,13 @@ func ms(n int64) string {
 	}
 	return (time.Duration(n) * time.Millisecond).Round(100 * time.Millisecond).String()
 }
+
+// Healthy reports whether every result is healthy.
+func Healthy(results []Result) bool {
+	for _, r := range results {
+		if !r.Healthy {
+			return false
+		}
+	}
+	return true
+}

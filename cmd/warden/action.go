@@ -93,14 +93,8 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			return nil, err
 		}
 	}
-	secrets := []string{e.getenv("WARDEN_API_KEY"), e.getenv("OPENAI_API_KEY"), e.getenv("OPENROUTER_API_KEY")}
-	for _, r := range cfg.Routes {
-		if r.APIKeyEnv != "" {
-			secrets = append(secrets, e.getenv(r.APIKeyEnv))
-		}
-	}
 	return &action.Config{
-		Secrets: secrets, Thresholds: cfg.Thresholds(), Budget: cfg.Policy().Budget,
+		Secrets: cfg.Secrets(e.getenv), Thresholds: cfg.Thresholds(), Budget: cfg.Policy().Budget,
 		Plan: func(ctx context.Context, r action.PlanRequest) (*action.Job, error) {
 			if r.Budget > 0 {
 				cfg.SetBudget(r.Budget)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/org/warden/eval"
 )
@@ -143,19 +142,5 @@ func evalConfig(e *env, o *evalOptions, cfg *fileConfig) eval.Config {
 }
 
 func writeEval(e *env, o *evalOptions, res *eval.Result, c *eval.Comparison) error {
-	if o.output == "" {
-		return eval.Write(e.stdout, o.format, res, c)
-	}
-	var b strings.Builder
-	if err := eval.Write(&b, o.format, res, c); err != nil {
-		return err
-	}
-	path := o.output
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(e.dir, path)
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return usagef("--output %s: %v", o.output, unwrapPathError(err))
-	}
-	return nil
+	return writeOutput(e, o.output, func(w io.Writer) error { return eval.Write(w, o.format, res, c) })
 }

@@ -69,22 +69,9 @@ func runProbe(ctx context.Context, e *env, args []string) (int, error) {
 			return exitUsage, err
 		}
 	}
-	guard := probe.Guard{}
-	if dir, err := probe.CacheDir(e.getenv); err != nil {
-		fmt.Fprintf(e.stderr, "warden probe: warning: %v: the at-most-hourly guard keeps no state\n", err)
-	} else {
-		guard.Dir = dir
-	}
-	if !o.force {
-		var soon *probe.TooSoonError
-		if err := guard.Check(targets); errors.As(err, &soon) {
-			return exitUsage, err
-		} else if err != nil { // an unreadable state must not stop probing
-			fmt.Fprintf(e.stderr, "warden probe: warning: %v\n", err)
-		}
-	}
-	if err := guard.Record(targets); err != nil {
-		fmt.Fprintf(e.stderr, "warden probe: warning: %v\n", err)
+	warn := func(msg string) { fmt.Fprintf(e.stderr, "warden probe: warning: %s\n", msg) }
+	if err := probe.Admit(e.getenv, targets, o.force, warn); err != nil {
+		return exitUsage, err
 	}
 	results := probe.All(ctx, targets)
 	if ctx.Err() != nil {
@@ -93,10 +80,8 @@ func runProbe(ctx context.Context, e *env, args []string) (int, error) {
 	if err := probe.Write(e.stdout, o.format, results); err != nil {
 		return exitUsage, err
 	}
-	for _, r := range results {
-		if !r.Healthy {
-			return exitUnhealthy, nil
-		}
+	if !probe.Healthy(results) {
+		return exitUnhealthy, nil
 	}
 	return exitOK, nil
 }

@@ -182,24 +182,33 @@ func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.
 	return job, err
 }
 
-// writeReport renders the report to --output or standard output. A file is
-// written whole or not at all.
+// writeReport renders the report to --output or standard output.
 func writeReport(e *env, o *reviewOptions, r *review.Report) error {
-	ropts := report.Options{ToolVersion: version}
-	if o.output == "" {
-		ropts.Color = isTerminal(e.stdout) && e.getenv("NO_COLOR") == ""
-		return report.Write(e.stdout, r, o.format, ropts)
+	return writeOutput(e, o.output, func(w io.Writer) error {
+		ropts := report.Options{ToolVersion: version}
+		if o.output == "" {
+			ropts.Color = isTerminal(e.stdout) && e.getenv("NO_COLOR") == ""
+		}
+		return report.Write(w, r, o.format, ropts)
+	})
+}
+
+// writeOutput writes what render produces to the --output file (under the
+// working directory), whole or not at all, or to standard output ("").
+func writeOutput(e *env, output string, render func(io.Writer) error) error {
+	if output == "" {
+		return render(e.stdout)
 	}
 	var buf bytes.Buffer
-	if err := report.Write(&buf, r, o.format, ropts); err != nil {
+	if err := render(&buf); err != nil {
 		return err
 	}
-	path := o.output
+	path := output
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(e.dir, path)
 	}
 	if err := report.WriteFile(path, buf.Bytes()); err != nil {
-		return usagef("--output %s: %v", o.output, unwrapPathError(err))
+		return usagef("--output %s: %v", output, unwrapPathError(err))
 	}
 	return nil
 }

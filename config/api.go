@@ -1,7 +1,10 @@
 package config
 
 import (
+	"cmp"
 	"io/fs"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/org/warden/execution"
@@ -81,4 +84,37 @@ func (c *fileConfig) ThresholdsError(err error) error {
 		return err
 	}
 	return &configError{file: c.file, line: c.reportOnLine, key: "review.report_on", msg: err.Error() + " with the fail-on given"}
+}
+
+// ReviewSettings are what the caller (flags, or the Action's inputs) adds
+// to the file for one review.
+type ReviewSettings struct {
+	Thresholds review.ThresholdSettings // over review.fail_on, report_on, max_findings
+	SkillNames []string                 // overrides [[skills]] when non-empty
+	Skills     fs.FS                    // where the repository's skills are; nil: Root
+	Root       string                   // the repository's top level, where context files are read
+	Change     review.Change
+	DryRun     bool // no key needed: no model is called
+	Logger     *slog.Logger
+	Cache      *review.Cache                 // the results cache; nil: none
+	Narrow     func(*hunks.Plan) *hunks.Plan // an incremental review's narrowing; nil: the whole change
+	Getenv     func(string) string
+	Version    string // the tool's, for the routes' User-Agent
+}
+
+// PrepareReview turns the file, the settings and the change into a planned
+// review (review.Prepare). A job may come with an error; every error is the
+// user's input and names it.
+func (c *fileConfig) PrepareReview(files []*hunks.File, source func(string) ([]byte, error), ignored []review.Ignored, s ReviewSettings) (*review.Job, error) {
+	th, err := review.ResolveThresholds(c.Thresholds(), s.Thresholds)
+	if err != nil { // the file's report_on against a flag's or input's fail-on, or the flag's own
+		return nil, c.ThresholdsError(err)
+	}
+	setup := c.Setup() // the file's filters, skills, policy and caps
+	setup.Skills = cmp.Or[fs.FS](s.Skills, os.DirFS(s.Root))
+	setup.SkillNames, setup.Change, setup.Logger, setup.Thresholds = s.SkillNames, s.Change, s.Logger, th
+	setup.Cache, setup.Narrow = s.Cache, s.Narrow
+	setup.Context = c.ContextOptions(os.DirFS(s.Root))
+	setup.Routes = func() ([]execution.Route, error) { return c.EngineRoutes(s.Getenv, !s.DryRun, s.Version) }
+	return review.Prepare(files, source, ignored, setup)
 }

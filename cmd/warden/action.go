@@ -10,6 +10,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/org/warden/action"
+	"github.com/org/warden/config"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
@@ -99,10 +100,10 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			if r.Budget > 0 {
 				cfg.SetBudget(r.Budget)
 			}
-			job, err := planReview(e, cfg, &change{files: r.Change.Files, source: r.Change.Source, ignored: r.Change.Ignored}, reviewSettings{
-				thresholds: r.Thresholds, skills: r.SkillNames, skillsFS: r.Skills, change: r.Info,
-				cache: r.Cache, narrow: r.Narrow,
-			})
+			job, err := planReview(e, cfg, &change{files: r.Change.Files, source: r.Change.Source, ignored: r.Change.Ignored}, config.ReviewSettings{
+				Thresholds: r.Thresholds, SkillNames: r.SkillNames, Skills: r.Skills, Change: r.Info,
+				Cache: r.Cache, Narrow: r.Narrow,
+			}, false)
 			if err != nil {
 				return nil, err
 			}

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,8 +16,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/org/warden/config"
-	"github.com/org/warden/execution"
-	"github.com/org/warden/hunks"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
@@ -111,8 +108,8 @@ func runReview(ctx context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	job, err := planReview(e, cfg, ch, reviewSettings{thresholds: o.failOn.settings(), skills: o.skills, dryRun: o.dryRun, verbose: o.verbose,
-		cache: config.LocalResultsCache(e.getenv)})
+	job, err := planReview(e, cfg, ch, config.ReviewSettings{Thresholds: o.failOn.settings(), SkillNames: o.skills, DryRun: o.dryRun,
+		Cache: config.LocalResultsCache(e.getenv)}, o.verbose)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -138,48 +135,26 @@ func runReview(ctx context.Context, e *env, args []string) (int, error) {
 	return reviewExit(rep, job.Thresholds.FailOn), nil
 }
 
-// reviewSettings are what the caller (flags, or the Action's inputs) adds
-// to warden.toml for one review.
-type reviewSettings struct {
-	thresholds review.ThresholdSettings // over review.fail_on, report_on, max_findings
-	skills     []string                 // overrides [[skills]] when non-empty
-	skillsFS   fs.FS                    // where the repository's skills are; nil: the working directory
-	change     review.Change
-	dryRun     bool // no key needed: no model is called
-	verbose    bool
-	cache      *review.Cache                 // the results cache; nil: none
-	narrow     func(*hunks.Plan) *hunks.Plan // an incremental review's narrowing; nil: the whole change
-}
-
-// planReview turns configuration, settings and the change into a planned
-// review (review.Prepare). Every error is the user's input and names it.
-func planReview(e *env, cfg *fileConfig, ch *change, s reviewSettings) (*review.Job, error) {
-	th, err := review.ResolveThresholds(cfg.Thresholds(), s.thresholds)
-	if err != nil { // the file's report_on against a flag's or input's fail-on, or the flag's own
-		return nil, &usageError{cfg.ThresholdsError(err)}
+// planReview plans a review of the change with the configuration and the
+// caller's settings (config's PrepareReview), logging under -v and warning
+// of skills not loaded. Every error is the user's input and names it.
+func planReview(e *env, cfg *fileConfig, ch *change, s config.ReviewSettings, verbose bool) (*review.Job, error) {
+	s.Logger = slog.New(slog.DiscardHandler)
+	if verbose {
+		s.Logger = slog.New(slog.NewTextHandler(e.stderr, nil))
 	}
-	logger := slog.New(slog.DiscardHandler)
-	if s.verbose {
-		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
-	}
-	logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
-	setup := cfg.Setup() // the file's filters, skills, policy and caps
-	setup.Skills = cmp.Or[fs.FS](s.skillsFS, os.DirFS(cmp.Or(e.root, e.dir)))
-	setup.SkillNames, setup.Change, setup.Logger, setup.Thresholds = s.skills, s.change, logger, th
-	setup.Cache, setup.Narrow = s.cache, s.narrow
-	setup.Context = cfg.ContextOptions(os.DirFS(cmp.Or(e.root, e.dir)))
-	setup.Routes = func() ([]execution.Route, error) { return cfg.EngineRoutes(e.getenv, !s.dryRun, version) }
-	job, err := review.Prepare(ch.files, ch.source, ch.ignored, setup)
-	var ue *usageError
-	if err != nil && !errors.As(err, &ue) {
-		err = &usageError{err}
-	}
+	s.Logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
+	s.Root, s.Getenv, s.Version = cmp.Or(e.root, e.dir), e.getenv, version
+	job, err := cfg.PrepareReview(ch.files, ch.source, ch.ignored, s)
 	if job != nil {
 		for _, p := range job.SkillProblems {
 			fmt.Fprintf(e.stderr, "warden: warning: skill not used, not loaded: %s\n", oneLine(p.Error()))
 		}
 	}
-	return job, err
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return job, nil
 }
 
 // writeReport renders the report to --output or standard output.

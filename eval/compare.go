@@ -21,6 +21,18 @@ type Thresholds struct {
 // one more finding per 100 clean changed lines.
 var DefaultThresholds = Thresholds{Ratio: 0.05, Noise: 1.0}
 
+// Check refuses thresholds Compare cannot mean: a Ratio outside 0 to 1, a
+// negative Noise. Its messages name the command line's flags.
+func (th Thresholds) Check() error {
+	switch {
+	case th.Ratio < 0 || th.Ratio > 1:
+		return fmt.Errorf("--max-regression %v: want a fraction from 0 to 1", th.Ratio)
+	case th.Noise < 0:
+		return fmt.Errorf("--max-noise-increase %v: want a number of findings, 0 or more", th.Noise)
+	}
+	return nil
+}
+
 // Regression is one way a run is worse than its baseline.
 type Regression struct {
 	Skill  string `json:"skill"`

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -88,6 +89,15 @@ func (p *Prepared) Judge(res *Result, th Thresholds) (c *Comparison, incomplete 
 
 // Formats are the renderings Write knows.
 var Formats = []string{"text", "json", "markdown"}
+
+// CheckRoutes refuses a run with no model route to score: config's
+// stand-in route "none", when no route is configured.
+func CheckRoutes(routes []execution.Route) error {
+	if len(routes) == 1 && routes[0].Name == "none" {
+		return errors.New("no model route to score: add [[routes]] to warden.toml (--replay needs the routes it was recorded on)")
+	}
+	return nil
+}
 
 // Write renders the result (and the comparison, when there is one) in
 // format, one of Formats.

@@ -59,10 +59,8 @@ func parseEvalFlags(args []string, stderr io.Writer) (*evalOptions, error) {
 		return nil, usagef("eval: --replay and --record cannot be used together")
 	case !slices.Contains(eval.Formats, o.format):
 		return nil, usagef("eval: --format %q: want text, json or markdown", o.format)
-	case o.th.Ratio < 0 || o.th.Ratio > 1:
-		return nil, usagef("eval: --max-regression %v: want a fraction from 0 to 1", o.th.Ratio)
-	case o.th.Noise < 0:
-		return nil, usagef("eval: --max-noise-increase %v: want a number of findings, 0 or more", o.th.Noise)
+	case o.th.Check() != nil:
+		return nil, usagef("eval: %v", o.th.Check())
 	}
 	return o, nil
 }
@@ -96,8 +94,8 @@ func runEval(ctx context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, &usageError{err}
 	}
-	if len(routes) == 1 && routes[0].Name == "none" {
-		return exitUsage, usagef("eval: no model route to score: add [[routes]] to warden.toml (--replay needs the routes it was recorded on)")
+	if err := eval.CheckRoutes(routes); err != nil {
+		return exitUsage, usagef("eval: %v", err)
 	}
 	res, err := eval.Run(ctx, prep.Cases, ec.Options(prep, routes))
 	if err != nil {

@@ -79,7 +79,7 @@ func dispatch(ctx context.Context, e *env, args []string) (int, error) {
 	if code, done, err := helpOrVersion(e, args); done {
 		return code, err
 	}
-	e.root = topLevel(ctx, e.dir)
+	e.root = gitrepo.TopLevel(ctx, e.dir)
 	name := "review"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
@@ -214,16 +214,6 @@ func reviewExit(r *review.Report, failOn review.Severity) int {
 	default:
 		return exitIncomplete
 	}
-}
-
-// topLevel is the top level of the git checkout dir is in, or dir when it
-// is in none (or git is missing).
-func topLevel(ctx context.Context, dir string) string {
-	out, err := gitrepo.Output(ctx, dir, "rev-parse", "--show-toplevel")
-	if top := strings.TrimSpace(string(out)); err == nil && top != "" {
-		return top
-	}
-	return dir
 }
 
 // oneLine folds a message onto one line (report.OneLine, the one folding).

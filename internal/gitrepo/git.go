@@ -72,6 +72,16 @@ func command(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// TopLevel is the top level of the git checkout dir is in (git rev-parse
+// --show-toplevel), or dir when it is in none (or git is missing).
+func TopLevel(ctx context.Context, dir string) string {
+	out, err := Output(ctx, dir, "rev-parse", "--show-toplevel")
+	if top := strings.TrimSpace(string(out)); err == nil && top != "" {
+		return top
+	}
+	return dir
+}
+
 // Output runs git in dir and returns its standard output; a failure names
 // the command and quotes git's own message.
 func Output(ctx context.Context, dir string, args ...string) ([]byte, error) {

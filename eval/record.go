@@ -3,8 +3,6 @@ package eval
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,35 +13,19 @@ import (
 	"time"
 
 	"github.com/org/warden/execution"
+	"github.com/org/warden/review"
 )
 
 // RecordingFormat names the format of a recording's entries and of their
 // keys; a recording of another format is not read.
 const RecordingFormat = "warden.eval.recording/v1"
 
-// Key is the key of a model's answer to req: the SHA-256 of the format, the
-// model and the exact request (every message, the schema, max_tokens and
-// temperature), as the results cache keys its answers. Any change of the
-// prompt, the skill's text, the chunk or its context is another key.
+// Key is the key of a model's answer to req: the results cache's key
+// (review.CacheKey) in the recording's own domain, so any change of the
+// prompt, the skill's text, the chunk, its context, the schema, max_tokens
+// or temperature is another key.
 func Key(req *execution.Request) string {
-	h := sha256.New()
-	field := func(s string) { fmt.Fprintf(h, "%d:%s\n", len(s), s) }
-	field(RecordingFormat)
-	field(req.Model)
-	for _, m := range req.Messages {
-		field(m.Role)
-		field(m.Content)
-	}
-	if req.Schema != nil {
-		field(req.Schema.Name)
-		field(string(req.Schema.Schema))
-		field(fmt.Sprint(req.Schema.Strict))
-	} else {
-		field("")
-	}
-	field(fmt.Sprint(req.MaxTokens))
-	field(fmt.Sprint(req.Temperature))
-	return hex.EncodeToString(h.Sum(nil))
+	return review.CacheKey(RecordingFormat, req.Model, req)
 }
 
 // Entry is one recorded answer.

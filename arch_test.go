@@ -69,8 +69,8 @@ var confined = map[string][]string{
 	// GitHub's GraphQL schema is the fake's business only: warden sends
 	// GraphQL as plain JSON over go-github's client.
 	"github.com/vektah/gqlparser/v2": {"internal/fakegithub"},
-	// execution: its scenario runner's tests (a user's incident as a TOML file), until it reads
-	// scenarios through config.
+	// execution: its scenario runner's tests decode a user's incident file (faults, items,
+	// expectations); its [review] and [retry] go through config.Parse.
 	"github.com/pelletier/go-toml/v2": {"config", "execution", "eval"},
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/org/warden/config"
 	"github.com/org/warden/execution"
 	"github.com/org/warden/review"
 )
@@ -73,6 +74,7 @@ type scenarioFile struct {
 
 	name string
 	path string
+	pol  execution.Policy // [review] and [retry] as warden.toml maps them
 }
 
 // itemGroup is count items whose user message has chars characters.
@@ -230,6 +232,9 @@ func loadScenario(path string) (*scenarioFile, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	sc.name, sc.path = strings.TrimSuffix(filepath.Base(path), ".toml"), path
+	if sc.pol, err = configPolicy(path, data); err != nil {
+		return nil, err
+	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...))
 	}
@@ -340,41 +345,33 @@ func TestScenarioDirs(t *testing.T) {
 	}
 }
 
-// policy is the engine policy of the file's [review] and [retry], as
-// warden.toml maps them (a zero value keeps the default).
-func (sc *scenarioFile) policy() execution.Policy {
-	p := execution.DefaultPolicy()
-	set := func(dst *time.Duration, v span) {
-		if v > 0 {
-			*dst = time.Duration(v)
+// policy is the engine policy of the file's [review] and [retry], read by
+// warden's own configuration loader (config.Parse) so that a scenario
+// gets exactly what the same keys give in warden.toml.
+func (sc *scenarioFile) policy() execution.Policy { return sc.pol }
+
+// configPolicy reads the [review] and [retry] tables of a scenario file
+// through config.Parse, with its checks and defaults.
+func configPolicy(path string, data []byte) (execution.Policy, error) {
+	var all map[string]any
+	if err := toml.Unmarshal(data, &all); err != nil {
+		return execution.Policy{}, fmt.Errorf("%s: %w", path, err)
+	}
+	part := map[string]any{}
+	for _, k := range []string{"review", "retry"} {
+		if v, ok := all[k]; ok {
+			part[k] = v
 		}
 	}
-	set(&p.Budget, sc.Review.Budget)
-	set(&p.ItemBudget, sc.Review.HunkBudget)
-	set(&p.RequestTimeout, sc.Review.RequestTimeout)
-	set(&p.MinAttempt, sc.Review.MinAttempt)
-	set(&p.Reserve, sc.Review.Reserve)
-	set(&p.MaxQueueWait, sc.Review.MaxQueueWait)
-	set(&p.Backoff, sc.Retry.Backoff)
-	set(&p.RateLimitBackoff, sc.Retry.RateLimitBackoff)
-	set(&p.MaxRetryAfter, sc.Retry.MaxRetryAfter)
-	for _, d := range sc.Retry.BackoffSchedule {
-		p.BackoffSchedule = append(p.BackoffSchedule, time.Duration(d))
+	doc, err := toml.Marshal(part)
+	if err != nil {
+		return execution.Policy{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if sc.Retry.BudgetRatio != nil {
-		p.RetryBudgetRatio = *sc.Retry.BudgetRatio
+	cfg, err := config.Parse(path, doc)
+	if err != nil {
+		return execution.Policy{}, err
 	}
-	if sc.Review.MaxConcurrency > 0 {
-		p.MaxConcurrency = sc.Review.MaxConcurrency
-	}
-	if sc.Retry.MaxPerRoute != nil {
-		p.MaxRetriesPerRoute = *sc.Retry.MaxPerRoute
-	}
-	if sc.Retry.MaxPerItem != nil {
-		p.MaxRetriesPerItem = *sc.Retry.MaxPerItem
-	}
-	p.MaxCostUSD, p.MaxTotalTokens = sc.Review.MaxCostUSD, sc.Review.MaxTotalTokens
-	return p
+	return cfg.Policy(), nil
 }
 
 // items builds the file's items: a system message and a user message of

@@ -36,11 +36,13 @@ var allowed = map[string][]string{
 		"github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
 	},
 	"cmd/warden": {
-		module + "/action", module + "/config", module + "/review", module + "/report", module + "/report/github", module + "/hunks",
-		module + "/skills", module + "/execution", module + "/telemetry",
-		module + "/internal/gitrepo", module + "/workdiff", module + "/bot", module + "/probe", module + "/eval", module + "/related",
+		module + "/cli", module + "/action", module + "/config", module + "/review", module + "/report", module + "/hunks",
+		module + "/skills", module + "/telemetry", module + "/internal/gitrepo", module + "/workdiff", module + "/probe", module + "/eval",
 		"github.com/sethvargo/go-githubactions", "golang.org/x/term",
 	},
+	// cli reads flags into the value types of the packages it names; it
+	// touches no process state (TestCLITouchesNoProcess).
+	"cli":                  {module + "/action", module + "/eval", module + "/report", module + "/review"},
 	"workdiff":             {module + "/hunks", module + "/internal/gitrepo", module + "/review"},
 	"eval":                 {module + "/review", module + "/hunks", module + "/skills", module + "/execution", module + "/related", "github.com/pelletier/go-toml/v2"},
 	"internal/evalmodel":   {module + "/internal/fakeopenai"},
@@ -111,6 +113,14 @@ func TestImportArrows(t *testing.T) {
 			t.Errorf("%s: package has no entry in arch_test.go's allow-list", dir)
 			continue
 		}
+		// An arrow no file of the package draws (its tests' included: a
+		// test-only package's arrows are its tests') is dropped.
+		all := slices.Concat(pkg.Imports, pkg.TestImports, pkg.XTestImports)
+		for _, a := range allow {
+			if !slices.ContainsFunc(all, func(imp string) bool { return permits(a, imp) }) {
+				t.Errorf("%s: its allow-list admits %s, which it does not import: drop the arrow", dir, a)
+			}
+		}
 		for _, imp := range pkg.Imports {
 			if isStd(imp) || imp == module+"/"+dir {
 				continue
@@ -166,10 +176,27 @@ func TestAllowListIsExact(t *testing.T) {
 		{"cmd/warden", module + "/execution/openai"}, // routes are built in config
 		{"action", module + "/execution/openai"},
 		{"action", module + "/telemetry"},
+		{"cli", module + "/config"}, // the grammar reads no configuration
+		{"cli", module + "/execution"},
 	}
 	for _, r := range refused {
 		if slices.ContainsFunc(allowed[r.pkg], func(a string) bool { return permits(a, r.imp) }) {
 			t.Errorf("the allow-list of %s admits %s", r.pkg, r.imp)
+		}
+	}
+}
+
+// TestCLITouchesNoProcess: the command line's grammar parses and renders
+// help; the process (files, environment, signals, exit) is cmd/warden's.
+func TestCLITouchesNoProcess(t *testing.T) {
+	t.Parallel()
+	pkg, err := build.ImportDir("cli", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range pkg.Imports {
+		if imp == "os" || strings.HasPrefix(imp, "os/") || imp == "syscall" || imp == "io/fs" || imp == "path/filepath" {
+			t.Errorf("cli imports %s: the process is cmd/warden's", imp)
 		}
 	}
 }

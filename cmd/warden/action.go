@@ -2,51 +2,28 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"io"
 	"os"
 
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/org/warden/action"
+	"github.com/org/warden/cli"
 	"github.com/org/warden/config"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
-// parseActionFlags reads `warden action`'s flags, which override the
-// inputs of the same name: --mode and --report-path.
-func parseActionFlags(args []string, stderr io.Writer, in *action.Inputs) error {
-	fs := flag.NewFlagSet("warden action", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Var(&in.Mode, "mode", "full (review and publish), analyze (review and write the report file, publish nothing: the unprivileged half of a fork workflow) or report (publish a report file from analyze: the privileged workflow_run half); default the mode input, else full")
-	fs.StringVar(&in.ReportPath, "report-path", in.ReportPath, "the JSON report `FILE`: written by full and analyze (default $RUNNER_TEMP/warden-report.json), read by report")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usagef("action: unexpected argument %q (the Action is configured through its inputs)", fs.Arg(0))
-	}
-	return nil
-}
-
 // runAction is `warden action`, the GitHub Action entry point: it reads the
 // process (inputs, flags, GITHUB_* variables, the event file), wires the
 // services and maps the Action's result to the exit code.
-func runAction(ctx context.Context, e *env, args []string) (int, error) {
+func runAction(ctx context.Context, e *env, o *cli.Action) (int, error) {
 	gha := githubactions.New(githubactions.WithGetenv(e.getenv), githubactions.WithWriter(e.stdout))
 	aenv := action.Env{Getenv: e.getenv, Mask: gha.AddMask, ReadFile: os.ReadFile}
 	in, err := aenv.Inputs()
 	if err != nil {
 		return exitUsage, &usageError{err}
 	}
-	if err := parseActionFlags(args, e.stderr, &in); err != nil {
-		return exitUsage, err
-	}
+	o.Apply(&in)
 	svc, ev, err := aenv.Connect(&in, e.dir)
 	if err != nil {
 		return exitUsage, &usageError{err}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/org/warden/cli"
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/review"
 	"github.com/org/warden/workdiff"
@@ -21,8 +22,8 @@ type change struct {
 
 // readChange gets the change the flags name (workdiff.Read): --diff, --base,
 // or the uncommitted changes. Every error is the user's input.
-func readChange(ctx context.Context, e *env, o *reviewOptions) (*change, error) {
-	ch, err := workdiff.Read(ctx, workdiff.Options{Dir: e.dir, Root: e.root, Diff: o.diff, Stdin: e.stdin, Base: o.base, AllowEmpty: o.allowEmpty})
+func readChange(ctx context.Context, e *env, o *cli.Review) (*change, error) {
+	ch, err := workdiff.Read(ctx, workdiff.Options{Dir: e.dir, Root: e.root, Diff: o.Diff, Stdin: e.stdin, Base: o.Base, AllowEmpty: o.AllowEmpty})
 	if err != nil {
 		return nil, &usageError{err}
 	}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/org/warden/cli"
 )
 
 // A user's first hour (issue 13): configuration found from a subdirectory,
@@ -245,11 +247,11 @@ func TestHelpAndVersion(t *testing.T) {
 		stderr.String() != "warden: -C needs a directory: warden -C DIR COMMAND. Run 'warden help' for usage\n" {
 		t.Errorf("warden -C: exit %d, stderr %q", code, stderr.String())
 	}
-	for _, c := range commands {
-		for _, args := range [][]string{{"help", c.name}, {c.name, "-h"}, {c.name, "--help"}} {
+	for _, c := range cli.Commands {
+		for _, args := range [][]string{{"help", c.Name}, {c.Name, "-h"}, {c.Name, "--help"}} {
 			res := runWarden(t, dir, nil, "", args...)
-			if res.code != exitOK || res.stderr != "" || !strings.HasPrefix(res.stdout, "warden "+c.name+": "+c.summary+"\n") ||
-				!strings.Contains(res.stdout, "\nUsage:\n  warden "+c.name) || !strings.Contains(res.stdout, "\nExamples:\n  warden ") {
+			if res.code != exitOK || res.stderr != "" || !strings.HasPrefix(res.stdout, "warden "+c.Name+": "+c.Summary+"\n") ||
+				!strings.Contains(res.stdout, "\nUsage:\n  warden "+c.Name) || !strings.Contains(res.stdout, "\nExamples:\n  warden ") {
 				t.Errorf("warden %v: exit %d, stderr %q, stdout:\n%s\nwant the summary, usage and examples on stdout", args, res.code, res.stderr, res.stdout)
 			}
 		}

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 
+	"github.com/org/warden/cli"
 	"github.com/org/warden/probe"
 )
 
@@ -15,47 +13,14 @@ import (
 // (DESIGN.md §5: "exits 1 if one is unhealthy").
 const exitUnhealthy = 1
 
-// probeOptions are the flags of `warden probe`.
-type probeOptions struct {
-	config string
-	format string // text or json
-	force  bool
-}
-
-func parseProbeFlags(args []string, stderr io.Writer) (*probeOptions, error) {
-	o := &probeOptions{}
-	fs := flag.NewFlagSet("warden probe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&o.config, "config", "", "configuration `FILE` (default: warden.toml when present)")
-	fs.StringVar(&o.format, "format", "text", "output format: text or json")
-	fs.BoolVar(&o.force, "force", false, "probe even if a route was probed within the hour")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, &usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return nil, usagef("probe: unexpected argument %q", fs.Arg(0))
-	}
-	if o.format != "text" && o.format != "json" {
-		return nil, usagef("probe: unknown format %q (want text or json)", o.format)
-	}
-	return o, nil
-}
-
 // runProbe is `warden probe` (package probe does the work): one tiny
 // structured request on every configured route, with the route's
 // probe_api_key_env and probe_model (its own key and model, with a
 // warning, when unset), at most once an hour per route unless --force. It
 // exits 0 when every route is healthy, 1 when one is not, 2 on bad
 // configuration or a refused probe (nothing is sent).
-func runProbe(ctx context.Context, e *env, args []string) (int, error) {
-	o, err := parseProbeFlags(args, e.stderr)
-	if err != nil {
-		return exitUsage, err
-	}
-	cfg, err := loadConfigFlag(e, o.config)
+func runProbe(ctx context.Context, e *env, o *cli.Probe) (int, error) {
+	cfg, err := loadConfigFlag(e, o.Config)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -70,14 +35,14 @@ func runProbe(ctx context.Context, e *env, args []string) (int, error) {
 		}
 	}
 	warn := func(msg string) { fmt.Fprintf(e.stderr, "warden probe: warning: %s\n", msg) }
-	if err := probe.Admit(e.getenv, targets, o.force, warn); err != nil {
+	if err := probe.Admit(e.getenv, targets, o.Force, warn); err != nil {
 		return exitUsage, err
 	}
 	results := probe.All(ctx, targets)
 	if ctx.Err() != nil {
 		return exitInterrupted, errInterrupted
 	}
-	if err := probe.Write(e.stdout, o.format, results); err != nil {
+	if err := probe.Write(e.stdout, o.Format, results); err != nil {
 		return exitUsage, err
 	}
 	if !probe.Healthy(results) {

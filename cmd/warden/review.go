@@ -4,103 +4,23 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/term"
 
+	"github.com/org/warden/cli"
 	"github.com/org/warden/config"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
-// reviewOptions are the flags of `warden review`.
-type reviewOptions struct {
-	diff    string
-	base    string
-	config  string
-	skills  stringList
-	format  report.Format
-	output  string
-	dryRun  bool
-	failOn  severityFlag
-	verbose bool
-	// allowEmpty accepts an empty --diff as a change with nothing to
-	// review, for pipelines where an empty diff is expected.
-	allowEmpty bool
-}
-
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
-
-// severityFlag is a severity that remembers whether it was set.
-type severityFlag struct {
-	set bool
-	v   review.Severity
-}
-
-func (s *severityFlag) String() string { return s.v.String() }
-
-// settings is the flag as a threshold layer: set or not.
-func (s severityFlag) settings() review.ThresholdSettings {
-	if !s.set {
-		return review.ThresholdSettings{}
-	}
-	return review.ThresholdSettings{FailOn: &s.v}
-}
-func (s *severityFlag) Set(v string) error {
-	sev, err := review.ParseSeverity(v)
-	if err != nil {
-		return err
-	}
-	*s = severityFlag{true, sev}
-	return nil
-}
-
-func parseReviewFlags(args []string, stderr io.Writer) (*reviewOptions, error) {
-	o := &reviewOptions{format: report.FormatText}
-	fs := flag.NewFlagSet("warden review", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&o.diff, "diff", "", "review this unified diff `FILE` (- for standard input)")
-	fs.StringVar(&o.base, "base", "", "review the commits since the branch left `REF` (merge-base of REF and HEAD, to HEAD)")
-	fs.StringVar(&o.config, "config", "", "configuration `FILE` (default: warden.toml at the repository's top level, when present)")
-	fs.Var(&o.skills, "skill", "run only this skill `NAME` (repeatable)")
-	fs.Var(&o.format, "format", "output `FORMAT`: text (the default), json, markdown or sarif")
-	fs.StringVar(&o.output, "output", "", "write the report to `FILE` instead of standard output")
-	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "accept an empty --diff as a change with nothing to review (default: an empty diff is an error, as after a failed command in a pipe)")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and call no model (needs no API key)")
-	fs.Var(&o.failOn, "fail-on", "exit 1 when a finding is at or above this `SEVERITY`: off, critical, high, medium, low, info (default: review.fail_on in warden.toml, else high)")
-	fs.BoolVar(&o.verbose, "v", false, "log the configuration file and skills used, and one line per model call (route, model, kind, deadline, duration, class, decision), to standard error")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, &usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return nil, usagef("review: unexpected argument %q", fs.Arg(0))
-	}
-	if o.diff != "" && o.base != "" {
-		return nil, usagef("review: --diff and --base cannot be used together")
-	}
-	return o, nil
-}
-
 // runReview is `warden review`. Its int is the exit code when err is nil.
-func runReview(ctx context.Context, e *env, args []string) (int, error) {
-	o, err := parseReviewFlags(args, e.stderr)
-	if err != nil {
-		return exitUsage, err
-	}
-	cfg, err := loadConfigFlag(e, o.config)
+func runReview(ctx context.Context, e *env, o *cli.Review) (int, error) {
+	cfg, err := loadConfigFlag(e, o.Config)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -108,16 +28,16 @@ func runReview(ctx context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	job, err := planReview(e, cfg, ch, config.ReviewSettings{Thresholds: o.failOn.settings(), SkillNames: o.skills, DryRun: o.dryRun,
-		Cache: config.LocalResultsCache(e.getenv)}, o.verbose)
+	job, err := planReview(e, cfg, ch, config.ReviewSettings{Thresholds: o.FailOn, SkillNames: o.Skills, DryRun: o.DryRun,
+		Cache: config.LocalResultsCache(e.getenv)}, o.Verbose)
 	if err != nil {
 		return exitUsage, err
 	}
 	var rep *review.Report
-	if o.dryRun {
+	if o.DryRun {
 		rep = review.DryRun(job.Plan, job.Engine, job.Options)
 	} else {
-		tel, err := startTelemetry(ctx, e, o.verbose)
+		tel, err := startTelemetry(ctx, e, o.Verbose)
 		if err != nil {
 			return exitUsage, err
 		}
@@ -158,13 +78,13 @@ func planReview(e *env, cfg *fileConfig, ch *change, s config.ReviewSettings, ve
 }
 
 // writeReport renders the report to --output or standard output.
-func writeReport(e *env, o *reviewOptions, r *review.Report) error {
-	return writeOutput(e, o.output, func(w io.Writer) error {
+func writeReport(e *env, o *cli.Review, r *review.Report) error {
+	return writeOutput(e, o.Output, func(w io.Writer) error {
 		ropts := report.Options{ToolVersion: version}
-		if o.output == "" {
+		if o.Output == "" {
 			ropts.Color = isTerminal(e.stdout) && e.getenv("NO_COLOR") == ""
 		}
-		return report.Write(w, r, o.format, ropts)
+		return report.Write(w, r, o.Format, ropts)
 	})
 }
 

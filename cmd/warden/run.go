@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 
+	"github.com/org/warden/cli"
 	"github.com/org/warden/internal/gitrepo"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
@@ -72,100 +72,59 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func dispatch(ctx context.Context, e *env, args []string) (int, error) {
-	args, err := chdirFlag(e, args)
+	dir, args, err := cli.SplitDir(args)
 	if err != nil {
+		return exitUsage, &usageError{err}
+	}
+	if err := e.chdir(dir); err != nil {
 		return exitUsage, err
 	}
-	if code, done, err := helpOrVersion(e, args); done {
-		return code, err
+	def := "review"
+	if e.getenv("GITHUB_ACTIONS") == "true" {
+		def = "action"
+	}
+	inv, err := cli.Parse(args, def)
+	switch {
+	case err != nil:
+		return exitUsage, &usageError{err}
+	case inv.Help:
+		cli.WriteHelp(e.stdout, inv.Command, version)
+		return exitOK, nil
+	case inv.Command == "version":
+		fmt.Fprintf(e.stdout, "warden %s\n", version)
+		return exitOK, nil
 	}
 	e.root = gitrepo.TopLevel(ctx, e.dir)
-	name := "review"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
-	} else if e.getenv("GITHUB_ACTIONS") == "true" {
-		name = "action"
+	switch o := inv.Options.(type) {
+	case *cli.Review:
+		return exitCode(runReview(ctx, e, o))
+	case *cli.Probe:
+		return exitCode(runProbe(ctx, e, o))
+	case *cli.Eval:
+		return exitCode(runEval(ctx, e, o))
+	case *cli.Skills:
+		return exitCode(0, runSkills(e, o))
+	case *cli.Action:
+		return exitCode(runAction(ctx, e, o))
 	}
-	c, ok := lookupCommand(name)
-	if !ok {
-		return exitUsage, &usageError{&commandError{err: fmt.Errorf("unknown command %q", name)}}
-	}
-	if wantsHelp(args) {
-		writeCommandHelp(e.stdout, c)
-		return exitOK, nil
-	}
-	if c.parse != nil {
-		if err := c.parse(args); err != nil {
-			return exitUsage, &usageError{&commandError{cmd: name, err: err}}
-		}
-	}
-	switch name {
-	case "review":
-		return exitCode(runReview(ctx, e, args))
-	case "probe":
-		return exitCode(runProbe(ctx, e, args))
-	case "eval":
-		return exitCode(runEval(ctx, e, args))
-	case "skills":
-		return exitCode(0, runSkills(e, args))
-	case "version":
-		fmt.Fprintf(e.stdout, "warden %s\n", version)
-		return exitOK, nil
-	default: // "action"
-		return exitCode(runAction(ctx, e, args))
-	}
+	return exitUsage, fmt.Errorf("command %q has no runner", inv.Command)
 }
 
-// chdirFlag reads a leading -C DIR (or -C=DIR) into e.dir, the working
-// directory by default, and returns the arguments after it.
-func chdirFlag(e *env, args []string) ([]string, error) {
-	if len(args) >= 2 && args[0] == "-C" {
-		e.dir, args = args[1], args[2:]
-	} else if len(args) >= 1 && strings.HasPrefix(args[0], "-C=") {
-		e.dir, args = strings.TrimPrefix(args[0], "-C="), args[1:]
-	}
-	if len(args) == 1 && (args[0] == "-C" || args[0] == "-C=") {
-		return nil, &usageError{&commandError{err: errors.New("-C needs a directory: warden -C DIR COMMAND")}}
-	}
-	if e.dir == "" {
+// chdir sets e.dir to dir (-C), the working directory by default.
+func (e *env) chdir(dir string) error {
+	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return nil, fmt.Errorf("working directory: %w", err)
+			return fmt.Errorf("working directory: %w", err)
 		}
 		e.dir = wd
-	} else if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("-C %s: not a directory", e.dir)
+		return nil
 	}
-	return args, nil
-}
-
-// helpOrVersion answers warden help [COMMAND], -h and --version; done is
-// false for any other command line.
-func helpOrVersion(e *env, args []string) (code int, done bool, err error) {
-	if len(args) == 0 {
-		return 0, false, nil
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("-C %s: not a directory", dir)
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		if args[0] == "help" && len(args) > 1 {
-			name := args[1]
-			if wantsHelp(args[1:2]) {
-				name = "help"
-			}
-			c, ok := lookupCommand(name)
-			if !ok {
-				return exitUsage, true, &usageError{&commandError{err: fmt.Errorf("help: unknown command %q", args[1])}}
-			}
-			writeCommandHelp(e.stdout, c)
-			return exitOK, true, nil
-		}
-		writeCommandList(e.stdout)
-		return exitOK, true, nil
-	case "--version", "-version":
-		fmt.Fprintf(e.stdout, "warden %s\n", version)
-		return exitOK, true, nil
-	}
-	return 0, false, nil
+	e.dir = dir
+	return nil
 }
 
 // exitCode maps a command's result and error to the process exit code.

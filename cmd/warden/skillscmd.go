@@ -1,23 +1,18 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/org/warden/cli"
 	"github.com/org/warden/skills"
 )
 
 // runSkills is `warden skills list|validate [DIR]`.
-func runSkills(e *env, args []string) error {
-	sub, arg, err := parseSkillsArgs(args)
-	if err != nil {
-		return &usageError{err}
-	}
+func runSkills(e *env, o *cli.Skills) error {
+	sub, arg := o.Sub, o.Dir
 	dir := e.root
 	if arg != "" {
 		dir = arg
@@ -56,24 +51,4 @@ func runSkills(e *env, args []string) error {
 		return nil
 	}
 	return nil
-}
-
-// parseSkillsArgs reads `warden skills SUB [DIR]`.
-func parseSkillsArgs(args []string) (sub, dir string, err error) {
-	if len(args) == 0 {
-		return "", "", errors.New("skills: want a subcommand: list or validate")
-	}
-	sub, args = args[0], args[1:]
-	if sub != "list" && sub != "validate" {
-		return "", "", fmt.Errorf("skills: unknown subcommand %q (want list or validate)", sub)
-	}
-	fs := flag.NewFlagSet("warden skills "+sub, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		return "", "", fmt.Errorf("skills %s: %w", sub, err)
-	}
-	if fs.NArg() > 1 {
-		return "", "", fmt.Errorf("skills %s: want at most one directory, got %d arguments", sub, fs.NArg())
-	}
-	return sub, fs.Arg(0), nil
 }

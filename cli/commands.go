@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Command is one subcommand's help and grammar.
+type Command struct {
+	Name     string
+	Summary  string // one line, for the command list
+	Usage    string // the synopsis after "warden "
+	Details  string // a paragraph or two; may be empty
+	Examples []string
+	// parse defines the command's flags on fs, parses args with them and
+	// checks them, returning the command's options. The help's flag list
+	// comes from the same definitions, so it cannot drift.
+	parse func(fs *flag.FlagSet, args []string) (any, error)
+}
+
+// Commands are warden's subcommands, in the order `warden help` lists them.
+var Commands = []Command{
+	{
+		Name: "review", Summary: "review a change: the working tree, a branch, or a diff (the default command outside GitHub Actions)",
+		Usage: "review [--diff FILE|- | --base REF] [--config FILE] [--skill NAME]... [--format FORMAT] [--output FILE] [--dry-run] [--fail-on SEVERITY] [-v]",
+		Details: "Without --diff or --base it reviews the uncommitted changes (index, working tree and untracked files) against HEAD.\n" +
+			"Configuration (warden.toml) and skills (.warden/skills, .agents/skills, .claude/skills) are read from the\n" +
+			"repository's top level, whatever the working directory. Exit codes: 0 complete and nothing at or above\n" +
+			"--fail-on; 1 a finding at or above --fail-on; 2 bad input or configuration (nothing was sent);\n" +
+			"3 partial or provider-unavailable; 130 interrupted.",
+		Examples: []string{
+			"warden review --dry-run                       # the plan, no model called, no key needed",
+			"WARDEN_API_KEY=... warden review --base main  # what a pull request from this branch into main shows",
+			"git diff HEAD~3 | warden review --diff - --format markdown --output review.md",
+			"warden review --skill security-review --fail-on medium -v",
+		},
+		parse: parseReview,
+	},
+	{
+		Name: "probe", Summary: "health-check every configured route with one tiny real request each; exits 1 if one is unhealthy",
+		Usage:    "probe [--config FILE] [--format text|json] [--force]",
+		Examples: []string{"warden probe", "warden probe --format json | jq '.routes[] | select(.healthy | not)'"},
+		parse:    parseProbe,
+	},
+	{
+		Name: "eval", Summary: "score skills on each route over a corpus of cases with known findings; record and replay the answers",
+		Usage: "eval [--replay DIR | --record DIR] [--baseline FILE] [--config FILE] [--skills DIR] [--skill NAME]... [--format text|json|markdown] CORPUS...",
+		Details: "A case is a directory with case.toml (known findings, clean regions), change.diff and files/ (see the README).\n" +
+			"Exit codes: 0 scored; 1 a regression against --baseline; 2 bad input; 3 some items got no answer.",
+		Examples: []string{
+			"warden eval --record eval/rec --format json --output base.json eval/cases   # against your model",
+			"warden eval --replay eval/rec --baseline base.json eval/cases               # in CI, no model called",
+		},
+		parse: parseEval,
+	},
+	{
+		Name: "skills", Summary: "list the review skills, or validate skill files",
+		Usage: "skills list [DIR]\n  warden skills validate [DIR]",
+		Details: "list prints the repository's skills and the built-ins (DIR: the repository root, default the top level).\n" +
+			"validate checks DIR's skill files: a repository root with .warden/skills (or .agents/skills, .claude/skills),\n" +
+			"a folder of NAME/SKILL.md or NAME.md files, or one skill's folder. It exits 2 on any problem.",
+		Examples: []string{"warden skills list", "warden skills validate .warden/skills"},
+		parse:    parseSkills,
+	},
+	{
+		Name: "action", Summary: "the GitHub Action entry point (the default when GITHUB_ACTIONS=true)",
+		Usage:    "action [--mode full|analyze|report] [--report-path FILE]",
+		Details:  "It reads its settings from the Action's inputs (INPUT_*) and the GITHUB_* variables; see action.yml.",
+		Examples: []string{"warden action --mode analyze --report-path \"$RUNNER_TEMP/warden-report.json\""},
+		parse:    parseAction,
+	},
+	{
+		Name: "version", Summary: "print warden's version (also: warden --version)",
+		Usage: "version", Examples: []string{"warden version"},
+		parse: func(fs *flag.FlagSet, args []string) (any, error) { return nil, parseFlags(fs, args, 0) },
+	},
+	{
+		Name: "help", Summary: "print this list, or a command's help: warden help COMMAND",
+		Usage: "help [COMMAND]", Examples: []string{"warden help review"},
+	},
+}
+
+// lookup returns the command named name.
+func lookup(name string) (Command, bool) {
+	for _, c := range Commands {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Command{}, false
+}
+
+// WriteHelp is `warden help` (name "": the command list) and `warden help
+// CMD`, `warden CMD -h`; version is warden's, for the list's first line.
+func WriteHelp(w io.Writer, name, version string) {
+	c, ok := lookup(name)
+	if !ok {
+		writeList(w, version)
+		return
+	}
+	fmt.Fprintf(w, "warden %s: %s\n\nUsage:\n  warden %s\n", c.Name, c.Summary, c.Usage)
+	if c.Details != "" {
+		fmt.Fprintf(w, "\n%s\n", c.Details)
+	}
+	if f := c.flagList(); f != "" {
+		fmt.Fprintf(w, "\nFlags:\n%s", f)
+	}
+	if len(c.Examples) > 0 {
+		fmt.Fprint(w, "\nExamples:\n")
+		for _, ex := range c.Examples {
+			fmt.Fprintf(w, "  %s\n", ex)
+		}
+	}
+}
+
+// flagList is the command's flags with their defaults, as the flag package
+// prints them.
+func (c Command) flagList() string {
+	if c.parse == nil {
+		return ""
+	}
+	var b strings.Builder
+	fs := flag.NewFlagSet("warden "+c.Name, flag.ContinueOnError)
+	fs.SetOutput(&b)
+	fs.Usage = fs.PrintDefaults
+	_, _ = c.parse(fs, []string{"-h"}) // flag.ErrHelp, after the flags are defined
+	return b.String()
+}
+
+func writeList(w io.Writer, version string) {
+	fmt.Fprintf(w, "warden %s reviews code changes with AI review skills, bounded in time and honest about what it did not review.\n\n", version)
+	fmt.Fprint(w, "Usage:\n  warden [-C DIR] COMMAND [flags]\n\nCommands:\n")
+	for _, c := range Commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.Name, c.Summary)
+	}
+	fmt.Fprint(w, "\nFlags:\n  -C DIR        run as if started in DIR\n  -h, --help    print this help\n  --version     print the version\n\n")
+	fmt.Fprint(w, "Examples:\n  warden review --dry-run\n  WARDEN_API_KEY=... warden review --base main\n\n")
+	fmt.Fprint(w, "Run 'warden help COMMAND' (or 'warden COMMAND -h') for a command's flags, defaults and examples.\n")
+}

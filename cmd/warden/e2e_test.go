@@ -343,29 +343,47 @@ func TestReviewProviderDown(t *testing.T) {
 func TestSecretsNeverPrinted(t *testing.T) {
 	t.Parallel()
 	const key = "sk-live-DO-NOT-PRINT-7f3a9c"
+	// A one-item review per status and format: its calls stay under the
+	// breaker's minimum, so no cool-down is waited out on the clock. The
+	// breaker's own path (open, a probe, probe_failed) is one review more,
+	// of the whole sample.
+	oneItem := []string{"--diff", "session_test.diff", "--skill", "code-review"}
+	cases := map[string][]string{"500/breaker/json": {"--diff", "sample.diff", "--format", "json"}}
 	for _, status := range []int{0, http.StatusUnauthorized, http.StatusInternalServerError, http.StatusTooManyRequests} {
-		t.Run(strconv.Itoa(status), func(t *testing.T) {
+		for _, format := range []string{"text", "json", "markdown", "sarif"} {
+			cases[strconv.Itoa(status)+"/"+format] = slices.Concat(oneItem, []string{"--format", format})
+		}
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			diff := sampleDiff(t, dir)
+			sample := sampleDiff(t, dir)
+			data, _ := os.ReadFile(sample)
+			i := strings.Index(string(data), "diff --git a/auth/session_test.go")
+			j := strings.Index(string(data), "diff --git a/docs/auth.md")
+			if err := os.WriteFile(filepath.Join(dir, "session_test.diff"), data[i:j], 0o644); err != nil {
+				t.Fatal(err)
+			}
 			noWaiting(t, dir)
 			model := newFakeModel(t, "low")
-			model.status = status
-			for _, format := range []string{"text", "json", "markdown", "sarif"} {
-				out := filepath.Join(dir, "report."+format)
-				res := runWarden(t, dir, model.env(key), "", "review", "-v", "--diff", diff, "--format", format, "--output", out)
-				data, err := os.ReadFile(out)
-				if err != nil {
-					t.Fatalf("status %d format %s: no report file (exit %d): %v\n%s", status, format, res.code, err, res.stderr)
-				}
-				for name, text := range map[string]string{"stdout": res.stdout, "stderr": res.stderr, "report": string(data)} {
-					if strings.Contains(text, key) || strings.Contains(text, "DO-NOT-PRINT") {
-						t.Errorf("status %d format %s: the API key appears in %s", status, format, name)
-					}
+			model.status, _ = strconv.Atoi(strings.Split(name, "/")[0])
+			out := filepath.Join(dir, "report")
+			res := runWarden(t, dir, model.env(key), "", append([]string{"review", "-v", "--output", out}, args...)...)
+			report, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatalf("no report file (exit %d): %v\n%s", res.code, err, res.stderr)
+			}
+			for name, text := range map[string]string{"stdout": res.stdout, "stderr": res.stderr, "report": string(report)} {
+				if strings.Contains(text, key) || strings.Contains(text, "DO-NOT-PRINT") {
+					t.Errorf("the API key appears in %s", name)
 				}
 			}
 			if model.calls() == 0 {
-				t.Errorf("status %d: the model was never called, so nothing was tested", status)
+				t.Error("the model was never called, so nothing was tested")
+			}
+			if strings.Contains(name, "breaker") && !strings.Contains(res.stderr, "kind=probe") {
+				t.Errorf("the breaker did not open and probe:\n%s", res.stderr)
 			}
 		})
 	}

@@ -154,7 +154,7 @@ func TestSpendCaps(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				f := newFake("r0", time.Now(), always(step{delay: sec}))
+				f := newFake("r0", time.Now(), always(step{Delay: sec}))
 				e := mustNew(t, tt.routes(f), policy(tt.pol), Options{})
 				var got []string
 				for _, r := range e.Run(t.Context(), tt.items, nil) {
@@ -177,8 +177,8 @@ func TestSpendCaps(t *testing.T) {
 func TestSpendCapPricesTheFirstUsableRoute(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		dead := newFake("r0", time.Now(), always(step{status: 401}))
-		ok := newFake("r1", time.Now(), always(step{delay: sec}))
+		dead := newFake("r0", time.Now(), always(step{Status: 401}))
+		ok := newFake("r1", time.Now(), always(step{Delay: sec}))
 		r0, r1 := route("r0", dead), route("r1", ok)
 		// On r0 an item is estimated at (100·100 + 100·100)/1e6 = 0.02 USD,
 		// on r1 at 2e-4; the cap fits one item's estimate on r0, not two.

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/org/warden/internal/fakeopenai"
 )
 
 const sec = time.Second
@@ -57,7 +59,7 @@ func TestNeverAnsweringChain(t *testing.T) {
 		var fakes []*fakeProvider
 		var routes []Route
 		for _, n := range []string{"r0", "r1", "r2"} {
-			f := newFake(n, t0, always(step{hang: true}))
+			f := newFake(n, t0, always(step{Hang: true}))
 			fakes = append(fakes, f)
 			routes = append(routes, route(n, f))
 		}
@@ -100,7 +102,7 @@ func TestNeverAnsweringChain(t *testing.T) {
 
 func TestRetryFailoverAuth(t *testing.T) {
 	t.Parallel()
-	ok := step{delay: sec}
+	ok := step{Delay: sec}
 	tests := []struct {
 		name       string
 		r0, r1     func(int) step
@@ -114,7 +116,7 @@ func TestRetryFailoverAuth(t *testing.T) {
 	}{
 		{
 			name:      "B1 503 then 200 retries on the same route",
-			r0:        func(n int) step { return map[bool]step{true: {status: 503}, false: ok}[n == 0] },
+			r0:        func(n int) step { return map[bool]step{true: {Status: 503}, false: ok}[n == 0] },
 			r1:        always(ok),
 			items:     1,
 			wantKinds: [][]string{{"r0:primary:overloaded:retry", "r0:retry:success:done"}},
@@ -122,7 +124,7 @@ func TestRetryFailoverAuth(t *testing.T) {
 		},
 		{
 			name:      "B2 500 twice then the next route",
-			r0:        always(step{status: 500}),
+			r0:        always(step{Status: 500}),
 			r1:        always(ok),
 			items:     1,
 			wantKinds: [][]string{{"r0:primary:server_error:retry", "r0:retry:server_error:failover", "r1:failover:success:done"}},
@@ -130,7 +132,7 @@ func TestRetryFailoverAuth(t *testing.T) {
 		},
 		{
 			name:  "B3 401 disables the route and fails loudly",
-			r0:    always(step{status: 401}),
+			r0:    always(step{Status: 401}),
 			r1:    always(ok),
 			items: 3,
 			wantKinds: [][]string{
@@ -143,7 +145,7 @@ func TestRetryFailoverAuth(t *testing.T) {
 		},
 		{
 			name:   "B3 401 with failover_on_auth",
-			r0:     always(step{status: 401}),
+			r0:     always(step{Status: 401}),
 			r1:     always(ok),
 			r0Opts: func(r *Route) { r.FailoverOnAuth = true },
 			items:  3,
@@ -157,7 +159,7 @@ func TestRetryFailoverAuth(t *testing.T) {
 		},
 		{
 			name:      "B4 402 payment disables too",
-			r0:        always(step{status: 402}),
+			r0:        always(step{Status: 402}),
 			r1:        always(ok),
 			items:     1,
 			wantKinds: [][]string{{"r0:primary:payment:fail"}},
@@ -165,7 +167,7 @@ func TestRetryFailoverAuth(t *testing.T) {
 		},
 		{
 			name:      "400 bad request: no retry, no failover",
-			r0:        always(step{status: 400}),
+			r0:        always(step{Status: 400}),
 			r1:        always(ok),
 			items:     1,
 			wantKinds: [][]string{{"r0:primary:bad_request:fail"}},
@@ -173,7 +175,7 @@ func TestRetryFailoverAuth(t *testing.T) {
 		},
 		{
 			name:      "B5 timeout: no same-route retry, failover at the deadline",
-			r0:        always(step{hang: true}),
+			r0:        always(step{Hang: true}),
 			r1:        always(ok),
 			items:     1,
 			wantKinds: [][]string{{"r0:primary:timeout:failover", "r1:failover:success:done"}},
@@ -181,7 +183,7 @@ func TestRetryFailoverAuth(t *testing.T) {
 		},
 		{
 			name:      "C3 Retry-After 3600: cool down and fail over, later items skip r0",
-			r0:        always(step{status: 429, ra: "3600"}),
+			r0:        always(fakeopenai.RetryAfter(429, "3600")),
 			r1:        always(ok),
 			items:     3,
 			wantKinds: [][]string{{"r0:primary:rate_limited:failover", "r1:failover:success:done"}, {"r0:primary:rejected:failover", "r1:failover:success:done"}, {"r0:primary:rejected:failover", "r1:failover:success:done"}},
@@ -192,7 +194,7 @@ func TestRetryFailoverAuth(t *testing.T) {
 			// Issue 11: max_retry_after (30s) no longer blocks the 60s
 			// rate_limit_backoff: it fits the 2m deadline, so it is waited.
 			name:      "429 without Retry-After waits rate_limit_backoff and cools the route",
-			r0:        always(step{status: 429}),
+			r0:        always(step{Status: 429}),
 			r1:        always(ok),
 			items:     2,
 			wantKinds: [][]string{{"r0:primary:rate_limited:retry", "r0:retry:rate_limited:failover", "r1:failover:success:done"}, {"r0:primary:rejected:failover", "r1:failover:success:done"}},
@@ -201,7 +203,7 @@ func TestRetryFailoverAuth(t *testing.T) {
 		},
 		{
 			name:      "retries 0: straight to failover",
-			r0:        always(step{status: 502}),
+			r0:        always(step{Status: 502}),
 			r1:        always(ok),
 			pol:       func(p *Policy) { p.MaxRetriesPerRoute = 0 },
 			items:     1,
@@ -210,8 +212,8 @@ func TestRetryFailoverAuth(t *testing.T) {
 		},
 		{
 			name:      "all routes fail: the last class ends the item",
-			r0:        always(step{status: 503}),
-			r1:        always(step{status: 500}),
+			r0:        always(step{Status: 503}),
+			r1:        always(step{Status: 500}),
 			pol:       func(p *Policy) { p.MaxRetriesPerRoute = 0 },
 			items:     1,
 			wantKinds: [][]string{{"r0:primary:overloaded:failover", "r1:failover:server_error:fail"}},
@@ -268,9 +270,9 @@ func TestAttemptRecords(t *testing.T) {
 		t0 := time.Now()
 		f0 := newFake("r0", t0, func(n int) step {
 			if n == 0 {
-				return step{delay: 3 * sec, status: 503}
+				return step{Delay: 3 * sec, Status: 503}
 			}
-			return step{delay: 4 * sec}
+			return step{Delay: 4 * sec}
 		})
 		var events []RouteEvent
 		e := mustNew(t, []Route{route("r0", f0)}, DefaultPolicy(), Options{OnRouteEvent: func(ev RouteEvent) { events = append(events, ev) }})
@@ -313,7 +315,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 			t0 := time.Now()
 			f0 := newFake("r0", t0, func(n int) step {
 				if n == 0 {
-					return step{status: 429, ra: "3"}
+					return fakeopenai.RetryAfter(429, "3")
 				}
 				return step{}
 			})
@@ -336,9 +338,9 @@ func TestCancelledReview(t *testing.T) {
 		t0 := time.Now()
 		f0 := newFake("r0", t0, func(n int) step {
 			if n < 2 {
-				return step{delay: sec}
+				return step{Delay: sec}
 			}
-			return step{hang: true}
+			return step{Hang: true}
 		})
 		e := mustNew(t, []Route{route("r0", f0)}, policy(func(p *Policy) { p.MaxConcurrency = 2 }), Options{})
 		ctx, cancel := context.WithCancel(t.Context())
@@ -372,7 +374,7 @@ func TestReviewBudget(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		t0 := time.Now()
-		f0 := newFake("r0", t0, always(step{delay: 100 * sec}))
+		f0 := newFake("r0", t0, always(step{Delay: 100 * sec}))
 		e := mustNew(t, []Route{route("r0", f0)}, policy(func(p *Policy) { p.MaxConcurrency = 4 }), Options{})
 		results, stats := e.RunStats(t.Context(), testItems(60), nil)
 		if got := time.Since(t0); got != 870*sec {
@@ -401,7 +403,7 @@ func TestBulkheadSingleRoute(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		t0 := time.Now()
-		f0 := newFake("r0", t0, always(step{delay: 5 * sec}))
+		f0 := newFake("r0", t0, always(step{Delay: 5 * sec}))
 		r0 := route("r0", f0)
 		r0.MaxConcurrency = 2
 		e := mustNew(t, []Route{r0}, DefaultPolicy(), Options{})
@@ -426,8 +428,8 @@ func TestBulkheadFailover(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		t0 := time.Now()
-		f0 := newFake("r0", t0, always(step{delay: 15 * sec}))
-		f1 := newFake("r1", t0, always(step{delay: sec}))
+		f0 := newFake("r0", t0, always(step{Delay: 15 * sec}))
+		f1 := newFake("r1", t0, always(step{Delay: sec}))
 		r0 := route("r0", f0)
 		r0.MaxConcurrency = 1
 		e := mustNew(t, []Route{r0, route("r1", f1)}, DefaultPolicy(), Options{})
@@ -464,12 +466,7 @@ func TestPanicInOneItem(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		t0 := time.Now()
-		f0 := newFake("r0", t0, func(n int) step {
-			if n == 5 {
-				return step{panic: "provider bug"}
-			}
-			return step{delay: sec}
-		})
+		f0 := &panicsOnCall{Provider: newFake("r0", t0, always(step{Delay: sec})), n: 5}
 		e := mustNew(t, []Route{route("r0", f0)}, policy(func(p *Policy) { p.MaxConcurrency = 1 }), Options{})
 		items := testItems(8)
 		items[3].Accept = func(*Response) error { panic("parser bug") }
@@ -485,6 +482,26 @@ func TestPanicInOneItem(t *testing.T) {
 			}
 		}
 	})
+}
+
+// panicsOnCall is Provider, except that its call n panics (a provider bug).
+type panicsOnCall struct {
+	Provider
+	n int
+
+	mu    sync.Mutex
+	calls int
+}
+
+func (p *panicsOnCall) Complete(ctx context.Context, req *Request) (*Response, error) {
+	p.mu.Lock()
+	n := p.calls
+	p.calls++
+	p.mu.Unlock()
+	if n == p.n {
+		panic("provider bug")
+	}
+	return p.Provider.Complete(ctx, req)
 }
 
 // Streaming routes get first-token and idle watchdogs inside the attempt.
@@ -530,7 +547,7 @@ func TestRetryBudget(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		t0 := time.Now()
-		f0 := newFake("r0", t0, always(step{status: 500}))
+		f0 := newFake("r0", t0, always(step{Status: 500}))
 		f1 := newFake("r1", t0, always(step{}))
 		r0 := route("r0", f0)
 		r0.Breaker.Disabled = true

@@ -7,18 +7,14 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/org/warden/internal/fakeopenai"
 )
 
-// step is what a fake provider does on one call.
-type step struct {
-	delay   time.Duration // answer after this long
-	hang    bool          // never answer: wait for the context
-	status  int           // an error status (0: success)
-	ra      string        // Retry-After header
-	content string
-	panic   any
-	ttft    time.Duration // the Response's FirstByte
-}
+// step is what a fake provider does on one call: the tests' one scripted
+// vocabulary (fakeopenai.Answer), here answered in process. A good answer's
+// content defaults to "ok from NAME"; FirstByte is the Response's.
+type step = fakeopenai.Answer
 
 // fakeProvider is an in-memory Provider driven by a script. It records the
 // virtual start time of every call and the most calls in flight at once.
@@ -58,37 +54,28 @@ func (f *fakeProvider) Complete(ctx context.Context, req *Request) (*Response, e
 		f.mu.Unlock()
 	}()
 	s := f.script(n)
-	if s.panic != nil {
-		panic(s.panic)
-	}
-	if s.hang {
+	if s.Hang {
 		<-ctx.Done()
 		return nil, fmt.Errorf("fake %s: %w", f.name, context.Cause(ctx))
 	}
-	if s.delay > 0 {
-		t := time.NewTimer(s.delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("fake %s: %w", f.name, context.Cause(ctx))
-		}
+	if !fakeopenai.Sleep(ctx, s.Delay) {
+		return nil, fmt.Errorf("fake %s: %w", f.name, context.Cause(ctx))
 	}
-	if s.status != 0 {
-		pe := &ProviderError{Status: s.status, Message: http.StatusText(s.status), Header: http.Header{}}
-		if s.ra != "" {
-			pe.Header.Set("Retry-After", s.ra)
-			if v, err := strconv.ParseFloat(s.ra, 64); err == nil {
+	if s.Status != 0 {
+		pe := &ProviderError{Status: s.Status, Message: http.StatusText(s.Status), Code: s.Code, Header: http.Header{}}
+		if ra := s.Header["Retry-After"]; ra != "" {
+			pe.Header.Set("Retry-After", ra)
+			if v, err := strconv.ParseFloat(ra, 64); err == nil {
 				pe.RetryAfter = time.Duration(v * float64(time.Second))
 			}
 		}
 		return nil, pe
 	}
-	c := s.content
+	c := s.Content
 	if c == "" {
 		c = "ok from " + f.name
 	}
-	return &Response{Content: c, Model: req.Model, Usage: Usage{PromptTokens: 10, CompletionTokens: 5}, FirstByte: s.ttft}, nil
+	return &Response{Content: c, Model: req.Model, Usage: Usage{PromptTokens: 10, CompletionTokens: 5}, FirstByte: s.FirstByte}, nil
 }
 
 func (f *fakeProvider) calls() []time.Duration {

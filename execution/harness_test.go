@@ -1,6 +1,7 @@
 package execution_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,40 +23,11 @@ import (
 // in-memory http.RoundTripper, so that everything runs on synctest's
 // virtual clock. No sockets: a real socket is never durably blocked.
 
-// reply is what a scripted server does with one request.
-type reply struct {
-	delay     time.Duration     // before the status line (non-stream) or the first data event (stream)
-	hang      bool              // never answer (stream: after the keep-alives, if any)
-	keepalive time.Duration     // stream: ": OPENROUTER PROCESSING" every keepalive while hanging
-	status    int               // an error status; 0: a good answer
-	header    map[string]string // e.g. Retry-After
-	code      string            // error code in the body
-	streamErr bool              // stream: content, then an in-stream error event after delay
-	content   string
-
-	// Hostile shapes (the scenario files' mode): after delay, "stall" sends
-	// the 200 headers and then nothing; "trickle" writes the answer one byte
-	// every `every`; "empty" (stream) sends a data event with an empty delta
-	// every `every`, forever; "tokens" (stream) sends one content token
-	// every `every`, `count` of them, then finishes.
-	mode  string
-	every time.Duration
-	count int
-}
-
-// planned is when the reply would be complete, from the request's arrival;
-// negative for a reply that never completes.
-func (rp reply) planned() time.Duration {
-	switch {
-	case rp.hang, rp.mode == "stall", rp.mode == "empty":
-		return -1
-	case rp.mode == "tokens":
-		return rp.delay + time.Duration(max(rp.count, 1))*rp.every
-	case rp.mode == "trickle":
-		return rp.delay + 400*rp.every // about the length of an answer's JSON
-	}
-	return rp.delay
-}
+// reply is what a scripted server does with one request: the tests' one
+// vocabulary, fakeopenai.Answer, written by fakeopenai.Serve. A good
+// answer's content defaults to "answer from NAME", its usage is 100 prompt
+// and 20 completion tokens.
+type reply = fakeopenai.Answer
 
 // server is one route's scripted OpenAI-compatible endpoint.
 type server struct {
@@ -119,133 +91,13 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	json.Unmarshal(b, &body)
 	rp := s.script(n, at)
-	ctx := r.Context()
-	completed := false
-	defer func() {
-		if p := rp.planned(); !completed && p >= 0 && ctx.Err() != nil {
-			s.mu.Lock()
-			s.cut = append(s.cut, p)
-			s.mu.Unlock()
-		}
-	}()
-	wait := func(d time.Duration) bool {
-		if d <= 0 {
-			return ctx.Err() == nil
-		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-ctx.Done():
-			return false
-		}
+	wire := fakeopenai.Wire{Model: body.Model, Stream: body.Stream, Content: cmp.Or(rp.Content, "answer from "+s.name),
+		PromptTokens: 100, CompletionTokens: 20, ErrorMessage: http.StatusText(rp.Status), ErrorType: "error"}
+	if !fakeopenai.Serve(w, r.Context(), rp, wire) && rp.Planned() >= 0 && r.Context().Err() != nil {
+		s.mu.Lock()
+		s.cut = append(s.cut, rp.Planned())
+		s.mu.Unlock()
 	}
-	if rp.status != 0 {
-		if !wait(rp.delay) {
-			return
-		}
-		for k, v := range rp.header {
-			w.Header().Set(k, v)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(rp.status)
-		fmt.Fprintf(w, `{"error":{"message":%q,"type":"error","code":%q}}`, http.StatusText(rp.status), rp.code)
-		completed = true
-		return
-	}
-	content := rp.content
-	if content == "" {
-		content = "answer from " + s.name
-	}
-	// trickled writes line one byte every rp.every; false when the call ended.
-	trickled := func(line string) bool {
-		for i := range len(line) {
-			if !wait(rp.every) {
-				return false
-			}
-			if _, err := io.WriteString(w, line[i:i+1]); err != nil {
-				return false
-			}
-		}
-		return true
-	}
-	if !body.Stream {
-		if rp.hang {
-			<-ctx.Done()
-			return
-		}
-		if !wait(rp.delay) {
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		answer := fmt.Sprintf(`{"id":"c1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`, body.Model, content)
-		switch rp.mode {
-		case "stall", "empty":
-			w.WriteHeader(http.StatusOK)
-			<-ctx.Done()
-			return
-		case "trickle":
-			w.WriteHeader(http.StatusOK)
-			completed = trickled(answer)
-			return
-		}
-		io.WriteString(w, answer)
-		completed = true
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	write := func(line string) bool {
-		_, err := io.WriteString(w, line)
-		return err == nil
-	}
-	if rp.hang {
-		for rp.keepalive > 0 && wait(rp.keepalive) {
-			if !write(": OPENROUTER PROCESSING\n") {
-				return
-			}
-		}
-		<-ctx.Done()
-		return
-	}
-	if !wait(rp.delay) {
-		return
-	}
-	chunk := func(c string) string {
-		return fmt.Sprintf("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", body.Model, c)
-	}
-	if rp.streamErr {
-		if write(chunk("partial ")) && wait(time.Second) {
-			write(`data: {"error":{"code":502,"message":"Provider disconnected"}}` + "\n\n")
-		}
-		completed = true
-		return
-	}
-	switch rp.mode {
-	case "stall":
-		<-ctx.Done()
-		return
-	case "empty":
-		for wait(rp.every) && write(chunk("")) {
-		}
-		return
-	case "tokens":
-		for range max(rp.count, 1) {
-			if !wait(rp.every) || !write(chunk("tok ")) {
-				return
-			}
-		}
-	case "trickle":
-		if !trickled(chunk(content)) {
-			return
-		}
-	default:
-		write(chunk(content))
-	}
-	write(fmt.Sprintf("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n", body.Model))
-	write(`data: {"id":"c1","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}` + "\n\n")
-	completed = write("data: [DONE]\n\n")
 }
 
 // routeSpec describes one route of a scenario.

@@ -53,19 +53,19 @@ func newHostile(seed uint64) hostile {
 				longRA := []string{"120", "600", "3600", "86400", "2", "20"}[cr.IntN(6)]
 				switch k := cr.IntN(15); {
 				case k < healthy:
-					return reply{delay: time.Duration(cr.Int64N(int64(90 * time.Second)))}
+					return reply{Delay: time.Duration(cr.Int64N(int64(90 * time.Second)))}
 				case k == 9:
-					return reply{mode: "stall", delay: time.Duration(cr.IntN(5)) * time.Second}
+					return reply{Mode: "stall", Delay: time.Duration(cr.IntN(5)) * time.Second}
 				case k == 10:
-					return reply{mode: "trickle", every: time.Duration(5+cr.IntN(21)) * time.Second}
+					return reply{Mode: "trickle", Every: time.Duration(5+cr.IntN(21)) * time.Second}
 				case k == 11:
-					return reply{mode: "empty", every: time.Duration(2+cr.IntN(9)) * time.Second}
+					return reply{Mode: "empty", Every: time.Duration(2+cr.IntN(9)) * time.Second}
 				case k == 12:
-					return reply{mode: "tokens", every: 25 * time.Second, count: 3 + cr.IntN(30)}
+					return reply{Mode: "tokens", Every: 25 * time.Second, Count: 3 + cr.IntN(30)}
 				case k == 13:
-					return reply{delay: time.Second, status: 429, header: map[string]string{"Retry-After": longRA}}
+					return reply{Delay: time.Second, Status: 429, Header: map[string]string{"Retry-After": longRA}}
 				}
-				return reply{delay: time.Second, status: 503, header: map[string]string{"Retry-After": longRA}}
+				return reply{Delay: time.Second, Status: 503, Header: map[string]string{"Retry-After": longRA}}
 			},
 		})
 	}
@@ -137,17 +137,17 @@ func checkHostile(t *testing.T, h hostile, modes *[6]int) string {
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case rp.mode == "stall":
+			case rp.Mode == "stall":
 				modes[0]++
-			case rp.mode == "trickle":
+			case rp.Mode == "trickle":
 				modes[1]++
-			case rp.mode == "empty":
+			case rp.Mode == "empty":
 				modes[2]++
-			case rp.mode == "tokens":
+			case rp.Mode == "tokens":
 				modes[3]++
-			case rp.status == 429:
+			case rp.Status == 429:
 				modes[4]++
-			case rp.status == 503:
+			case rp.Status == 503:
 				modes[5]++
 			}
 			return rp
@@ -209,7 +209,7 @@ func TestCancelDuringBackoffAndCooldown(t *testing.T) {
 				p.MaxRetriesPerRoute, p.BackoffSchedule = 2, []time.Duration{15 * time.Second, 45 * time.Second}
 			},
 			items:    1,
-			script:   always(reply{delay: time.Second, status: 503}),
+			script:   always(reply{Delay: time.Second, Status: 503}),
 			cancelAt: 5 * time.Second,
 			waiting:  "its 15 s backoff (1 s–16 s)",
 		},
@@ -217,7 +217,7 @@ func TestCancelDuringBackoffAndCooldown(t *testing.T) {
 			name:     "Retry-After wait on the same route",
 			policy:   func(*execution.Policy) {},
 			items:    1,
-			script:   always(reply{delay: time.Second, status: 429, header: map[string]string{"Retry-After": "20"}}),
+			script:   always(reply{Delay: time.Second, Status: 429, Header: map[string]string{"Retry-After": "20"}}),
 			cancelAt: 5 * time.Second,
 			waiting:  "the 20 s Retry-After (1 s–21 s)",
 		},
@@ -227,9 +227,9 @@ func TestCancelDuringBackoffAndCooldown(t *testing.T) {
 			items:  2,
 			script: func(n int, _ time.Duration) reply {
 				if n == 0 { // 45 s is above max_retry_after: the route cools down, the item fails
-					return reply{delay: time.Second, status: 429, header: map[string]string{"Retry-After": "45"}}
+					return reply{Delay: time.Second, Status: 429, Header: map[string]string{"Retry-After": "45"}}
 				}
-				return reply{delay: time.Second}
+				return reply{Delay: time.Second}
 			},
 			cancelAt: 10 * time.Second,
 			waiting:  "the route's cool-down (1 s–46 s)",
@@ -239,7 +239,7 @@ func TestCancelDuringBackoffAndCooldown(t *testing.T) {
 			policy:   func(*execution.Policy) {},
 			items:    2,
 			pacing:   time.Minute,
-			script:   always(reply{delay: time.Second}),
+			script:   always(reply{Delay: time.Second}),
 			cancelAt: 10 * time.Second,
 			waiting:  "the route's 1-minute pacing (0 s–60 s)",
 		},

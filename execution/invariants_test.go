@@ -48,7 +48,7 @@ func newChaos(seed uint64) chaos {
 				cr := rand.New(rand.NewPCG(routeSeed, uint64(n)))
 				delay := time.Duration(cr.Int64N(int64(150 * time.Second)))
 				if at >= authAt && weights[6] > 7 {
-					return reply{status: 401}
+					return reply{Status: 401}
 				}
 				total := 0
 				for _, w := range weights[:6] {
@@ -60,22 +60,22 @@ func newChaos(seed uint64) chaos {
 				}
 				switch k {
 				case 0:
-					return reply{delay: delay}
+					return reply{Delay: delay}
 				case 1:
-					return reply{hang: true, keepalive: time.Duration(cr.IntN(3)) * 5 * time.Second}
+					return reply{Hang: true, Keepalive: time.Duration(cr.IntN(3)) * 5 * time.Second}
 				case 2:
 					ra := []string{"", "1", "2.5", "5", "20", "45", "3600"}[cr.IntN(7)]
 					h := map[string]string{}
 					if ra != "" {
 						h["Retry-After"] = ra
 					}
-					return reply{delay: delay / 10, status: 429, header: h}
+					return reply{Delay: delay / 10, Status: 429, Header: h}
 				case 3:
-					return reply{delay: delay / 10, status: []int{500, 502, 503, 504, 529}[cr.IntN(5)]}
+					return reply{Delay: delay / 10, Status: []int{500, 502, 503, 504, 529}[cr.IntN(5)]}
 				case 4:
-					return reply{delay: delay / 5, streamErr: true}
+					return reply{Delay: delay / 5, StreamError: true}
 				}
-				return reply{delay: delay / 20, status: 400}
+				return reply{Delay: delay / 20, Status: 400}
 			},
 		})
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/org/warden/internal/fakeopenai"
 )
 
 // Regression tests for issue 11's engine rules, at the incidents' own time
@@ -55,8 +57,8 @@ func TestIssue11WedgedPrimaryOpensBreaker(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		t0 := time.Now()
-		pf := newFake("primary", t0, always(step{hang: true}))
-		ff := newFake("fallback", t0, always(step{delay: 20 * sec}))
+		pf := newFake("primary", t0, always(step{Hang: true}))
+		ff := newFake("fallback", t0, always(step{Delay: 20 * sec}))
 		p0, fb := route("primary", pf), route("fallback", ff)
 		p0.RequestTimeout, p0.MaxConcurrency, fb.MaxConcurrency = 300*sec, 4, 4
 		pol := policy(func(p *Policy) { p.ItemBudget = 10 * minute; p.Budget = 30 * minute })
@@ -109,7 +111,7 @@ func TestIssue11WedgedSingleRoute(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				t0 := time.Now()
-				f := newFake("only", t0, always(step{hang: true}))
+				f := newFake("only", t0, always(step{Hang: true}))
 				r := route("only", f)
 				r.Profile, r.ProbeModel = tt.profile, tt.probeModel
 				pol := policy(func(p *Policy) {
@@ -160,9 +162,9 @@ func TestIssue11BlipOnSingleRoute(t *testing.T) {
 				t0 := time.Now()
 				f := newFake("only", t0, func(int) step {
 					if time.Since(t0) < 2*sec {
-						return step{delay: 100 * time.Millisecond, status: 503}
+						return step{Delay: 100 * time.Millisecond, Status: 503}
 					}
-					return step{delay: tt.answer}
+					return step{Delay: tt.answer}
 				})
 				r := route("only", f)
 				r.Profile = tt.profile
@@ -221,8 +223,8 @@ func TestIssue11LargeRequestsFailOver(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				t0 := time.Now()
-				pf := newFake("primary", t0, always(step{hang: true}))
-				ff := newFake("fallback", t0, always(step{delay: 10 * sec}))
+				pf := newFake("primary", t0, always(step{Hang: true}))
+				ff := newFake("fallback", t0, always(step{Delay: 10 * sec}))
 				pol := policy(func(p *Policy) {
 					if tt.budget > 0 {
 						p.Budget = tt.budget
@@ -274,40 +276,40 @@ func TestIssue11RetryRules(t *testing.T) {
 		{
 			// On main: calls at 0s, 1s, 2s (Retry-After 0 replaced the backoff).
 			name: "profile: Retry-After 0 does not shorten 15s, 45s", profile: ProfileLiteLLM, routes: 1,
-			script:    seq(step{status: 503, ra: "0"}, step{status: 500, ra: "0"}),
+			script:    seq(fakeopenai.RetryAfter(503, "0"), fakeopenai.RetryAfter(500, "0")),
 			wantCalls: []time.Duration{0, 15 * sec, 60 * sec},
 			wantKinds: []string{"r0:primary:overloaded:retry", "r0:retry:server_error:retry", "r0:retry:success:done"},
 		},
 		{
 			name: "profile: a longer Retry-After lengthens the wait", profile: ProfileLiteLLM, routes: 1,
-			script:    seq(step{status: 503, ra: "40"}),
+			script:    seq(fakeopenai.RetryAfter(503, "40")),
 			wantCalls: []time.Duration{0, 40 * sec},
 			wantKinds: []string{"r0:primary:overloaded:retry", "r0:retry:success:done"},
 		},
 		{
 			name: "profile: 429 without Retry-After waits 60s", profile: ProfileLiteLLM, routes: 1,
-			script:    seq(step{status: 429}),
+			script:    seq(step{Status: 429}),
 			wantCalls: []time.Duration{0, 60 * sec},
 			wantKinds: []string{"r0:primary:rate_limited:retry", "r0:retry:success:done"},
 		},
 		{
 			// On main: it failed at once (max_retry_after 30s < rate_limit_backoff 60s).
 			name: "defaults: 429 without Retry-After waits rate_limit_backoff", routes: 1,
-			script:    seq(step{status: 429}),
+			script:    seq(step{Status: 429}),
 			wantCalls: []time.Duration{0, 60 * sec},
 			wantKinds: []string{"r0:primary:rate_limited:retry", "r0:retry:success:done"},
 		},
 		{
 			// On main: r0, r0, r1, r1, r2, r2 (one retry per route).
 			name: "defaults: one retry per item across all routes", routes: 3,
-			script:    always(step{status: 500}),
+			script:    always(step{Status: 500}),
 			wantCalls: []time.Duration{0, 1 * sec}, // the seeded U[0,2s) backoff
 			wantKinds: []string{"r0:primary:server_error:retry", "r0:retry:server_error:failover", "r1:failover:server_error:failover", "r2:failover:server_error:fail"},
 		},
 		{
 			// On main: retried after using 79% of its deadline.
 			name: "defaults: no retry after the attempt used most of its deadline", routes: 2,
-			script:    always(step{delay: 70 * sec, status: 503}),
+			script:    always(step{Delay: 70 * sec, Status: 503}),
 			wantCalls: []time.Duration{0},
 			wantKinds: []string{"r0:primary:overloaded:failover", "r1:failover:overloaded:retry", "r1:retry:overloaded:fail"},
 		},
@@ -322,9 +324,9 @@ func TestIssue11RetryRules(t *testing.T) {
 				for i := range tt.routes {
 					f := newFake(fmt.Sprint("r", i), t0, tt.script)
 					if i > 0 {
-						f.script = always(step{status: 500})
+						f.script = always(step{Status: 500})
 						if strings.Contains(tt.name, "most of its deadline") {
-							f.script = always(step{delay: 10 * sec, status: 503})
+							f.script = always(step{Delay: 10 * sec, Status: 503})
 						}
 					}
 					fakes = append(fakes, f)
@@ -374,7 +376,7 @@ func TestIssue11AuthStatusWinsOverBody(t *testing.T) {
 		}
 	}
 	synctest.Test(t, func(t *testing.T) {
-		f := newFake("r0", time.Now(), func(int) step { return step{status: 401} })
+		f := newFake("r0", time.Now(), func(int) step { return step{Status: 401} })
 		wrapped := providerFunc(func(req *Request) error {
 			_, err := f.Complete(t.Context(), req)
 			if pe, ok := err.(*ProviderError); ok {
@@ -414,7 +416,7 @@ func TestIssue11ProfileFloorAndPacing(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				t0 := time.Now()
-				f := newFake("r0", t0, always(step{delay: 70 * sec}))
+				f := newFake("r0", t0, always(step{Delay: 70 * sec}))
 				r := route("r0", f)
 				r.Profile, r.RequestTimeout = tt.profile, 30*sec // a configured base below the floor is raised
 				pol := policy(func(p *Policy) { p.ItemBudget, p.Budget = 16*minute, 30*minute })

@@ -35,9 +35,9 @@ func TestLiteLLMProfile(t *testing.T) {
 	statuses := func(codes ...int) func(int, time.Duration) reply {
 		return func(n int, _ time.Duration) reply {
 			if n < len(codes) {
-				return reply{delay: time.Second, status: codes[n]}
+				return reply{Delay: time.Second, Status: codes[n]}
 			}
-			return reply{delay: time.Second}
+			return reply{Delay: time.Second}
 		}
 	}
 	tests := []struct {
@@ -83,7 +83,7 @@ func TestLiteLLMProfile(t *testing.T) {
 			name: "429 with Retry-After: 7 is honoured",
 			script: func(n int, _ time.Duration) reply {
 				if n == 0 {
-					return reply{status: 429, header: map[string]string{"Retry-After": "7"}}
+					return reply{Status: 429, Header: map[string]string{"Retry-After": "7"}}
 				}
 				return reply{}
 			},
@@ -95,7 +95,7 @@ func TestLiteLLMProfile(t *testing.T) {
 			name: "429 without Retry-After waits 60s",
 			script: func(n int, _ time.Duration) reply {
 				if n == 0 {
-					return reply{status: 429}
+					return reply{Status: 429}
 				}
 				return reply{}
 			},
@@ -105,14 +105,14 @@ func TestLiteLLMProfile(t *testing.T) {
 		},
 		{
 			name:      "a slow model answering after 280s is waited for",
-			script:    always(reply{delay: 280 * sec}),
+			script:    always(reply{Delay: 280 * sec}),
 			wantCalls: []time.Duration{0},
 			wantKinds: []string{"primary:success"},
 			wantDone:  true,
 		},
 		{
 			name:      "a model that never answers ends at 300s, not retried",
-			script:    always(reply{hang: true}),
+			script:    always(reply{Hang: true}),
 			wantCalls: []time.Duration{0},
 			wantKinds: []string{"primary:timeout"},
 		},

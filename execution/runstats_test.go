@@ -10,7 +10,7 @@ import (
 // are only its own calls.
 func TestRunStatsAreThisRuns(t *testing.T) {
 	t.Parallel()
-	f := newFake("a", time.Now(), always(step{content: "ok"}))
+	f := newFake("a", time.Now(), always(step{Content: "ok"}))
 	e, err := New([]Route{route("a", f)}, policy(nil), Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -44,9 +44,9 @@ func TestScenarioCancelledReview(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t, []routeSpec{{name: "primary", script: func(n int, _ time.Duration) reply {
 			if n < 8 {
-				return reply{delay: 10 * sec}
+				return reply{Delay: 10 * sec}
 			}
-			return reply{hang: true}
+			return reply{Hang: true}
 		}}})
 		e, err := execution.New(w.routes, execution.DefaultPolicy(), execution.Options{})
 		if err != nil {
@@ -79,7 +79,7 @@ func TestScenarioCancelledReview(t *testing.T) {
 func TestScenarioPanicInOneItem(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		w := newWorld(t, []routeSpec{{name: "primary", script: always(reply{delay: sec})}})
+		w := newWorld(t, []routeSpec{{name: "primary", script: always(reply{Delay: sec})}})
 		e, err := execution.New(w.routes, execution.DefaultPolicy(), execution.Options{})
 		if err != nil {
 			t.Fatal(err)

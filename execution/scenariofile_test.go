@@ -2,6 +2,7 @@ package execution_test
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -414,27 +415,26 @@ func (r scRoute) script(start time.Duration) func(n int, at time.Duration) reply
 				continue
 			}
 			held = append(held, f)
-			total += cmpOr(f.Weight, 1)
+			total += cmp.Or(f.Weight, 1)
 		}
 		if len(held) == 0 {
-			return reply{delay: time.Second}
+			return reply{Delay: time.Second}
 		}
 		pick := unit(seed, n) * total
 		f := held[len(held)-1]
 		for _, h := range held {
-			if pick < cmpOr(h.Weight, 1) {
+			if pick < cmp.Or(h.Weight, 1) {
 				f = h
 				break
 			}
-			pick -= cmpOr(h.Weight, 1)
+			pick -= cmp.Or(h.Weight, 1)
 		}
 		rp := reply{
-			delay: time.Duration(f.Delay), hang: f.Hang, keepalive: time.Duration(f.Keepalive), status: f.Status,
-			header: f.Headers, code: f.Code, mode: f.Mode, every: time.Duration(f.Every), count: f.Count,
-			streamErr: f.Mode == "stream_error",
+			Delay: time.Duration(f.Delay), Hang: f.Hang, Keepalive: time.Duration(f.Keepalive), Status: f.Status, Header: f.Headers,
+			Code: f.Code, Mode: f.Mode, Every: time.Duration(f.Every), Count: f.Count, StreamError: f.Mode == "stream_error",
 		}
 		if f.Latency != nil {
-			rp.delay = f.Latency.sample(unit(f.Latency.Seed, n))
+			rp.Delay = f.Latency.sample(unit(f.Latency.Seed, n))
 		}
 		return rp
 	}
@@ -449,13 +449,6 @@ func unit(seed uint64, n int) float64 {
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
 	z ^= z >> 31
 	return float64(z>>11) / (1 << 53)
-}
-
-func cmpOr(v, def float64) float64 {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // world builds the scenario's routes and servers (inside a bubble) and the

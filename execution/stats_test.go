@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/org/warden/internal/fakeopenai"
 )
 
 // TestStatsHealth: time to first token and failovers in and out are
@@ -23,13 +24,13 @@ func TestStatsHealth(t *testing.T) {
 		f0 := newFake("r0", t0, func(n int) step {
 			switch n {
 			case 0:
-				return step{delay: 2 * sec, ttft: sec}
+				return step{Delay: 2 * sec, FirstByte: sec}
 			case 1:
-				return step{delay: 4 * sec, ttft: 3 * sec}
+				return step{Delay: 4 * sec, FirstByte: 3 * sec}
 			}
-			return step{delay: sec, status: 503}
+			return step{Delay: sec, Status: 503}
 		})
-		f1 := newFake("r1", t0, always(step{delay: 3 * sec, ttft: 2 * sec}))
+		f1 := newFake("r1", t0, always(step{Delay: 3 * sec, FirstByte: 2 * sec}))
 		e := mustNew(t, []Route{route("r0", f0), route("r1", f1)}, policy(func(p *Policy) {
 			p.MaxConcurrency = 1
 			p.RetryBudgetMin = 10
@@ -72,7 +73,7 @@ func TestRetryAfterRecorded(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f0 := newFake("r0", time.Now(), func(n int) step {
 					if n == 0 {
-						return step{status: 429, ra: tt.ra}
+						return fakeopenai.RetryAfter(429, tt.ra)
 					}
 					return step{}
 				})

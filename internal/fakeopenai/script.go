@@ -1,8 +1,9 @@
 package fakeopenai
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -10,7 +11,9 @@ import (
 	"time"
 )
 
-// Answer is what a scripted endpoint does with one request.
+// Answer is what a scripted model does with one request: the one vocabulary
+// of the tests' fake models, whether they answer over HTTP (Script) or as an
+// in-process execution.Provider (the engine's and the review's fakes).
 type Answer struct {
 	Delay   time.Duration     // before answering (virtual time under synctest)
 	Hang    bool              // never answer; return when the request ends
@@ -18,12 +21,49 @@ type Answer struct {
 	Code    string            // the error body's code
 	Header  map[string]string // headers of an error answer (Retry-After)
 	Content string            // a good answer's content; "": {"findings":[]}
+	// FirstByte is when a good answer's first byte is sent (its headers,
+	// flushed); the body follows at Delay. 0: all at Delay.
+	FirstByte time.Duration
+
+	// Streams only: with Hang, a keep-alive comment (": OPENROUTER
+	// PROCESSING") every Keepalive; StreamError: some content, then an
+	// in-stream error event a second later.
+	Keepalive   time.Duration
+	StreamError bool
+	// Hostile shapes, after Delay: "stall" sends the 200 headers and then
+	// nothing; "trickle" writes the answer one byte every Every; "empty"
+	// (stream) sends a data event with an empty delta every Every, forever;
+	// "tokens" (stream) sends one content token every Every, Count of
+	// them, then finishes.
+	Mode  string
+	Every time.Duration
+	Count int
+}
+
+// Planned is when the answer would be complete, from the request's
+// arrival; negative for one that never completes.
+func (a Answer) Planned() time.Duration {
+	switch {
+	case a.Hang, a.Mode == "stall", a.Mode == "empty":
+		return -1
+	case a.Mode == "tokens":
+		return a.Delay + time.Duration(max(a.Count, 1))*a.Every
+	case a.Mode == "trickle":
+		return a.Delay + 400*a.Every // about the length of an answer's JSON
+	}
+	return a.Delay
+}
+
+// RetryAfter is an error answer with a Retry-After header.
+func RetryAfter(status int, value string) Answer {
+	return Answer{Status: status, Header: map[string]string{"Retry-After": value}}
 }
 
 // Request is a chat-completions request as a scripted endpoint reads it.
 type Request struct {
 	Model     string `json:"model"`
 	MaxTokens int    `json:"max_tokens"`
+	Stream    bool   `json:"stream"`
 	Messages  []struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
@@ -117,50 +157,27 @@ func (s *Script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := s.answer(req)
-	ctx := r.Context()
-	if a.Hang {
-		<-ctx.Done()
-		return
+	wire := Wire{Model: req.Model, Stream: req.Stream, Content: cmp.Or(a.Content, `{"findings":[]}`),
+		PromptTokens: req.Chars() / 4, CompletionTokens: cmp.Or(s.CompletionTokens, 12),
+		ErrorMessage: http.StatusText(a.Status), ErrorType: cmp.Or(s.ErrorType, "error")}
+	if s.ErrorMessage != nil && a.Status != 0 {
+		wire.ErrorMessage = s.ErrorMessage(r, a.Status)
 	}
-	if a.Delay > 0 {
-		t := time.NewTimer(a.Delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return
-		}
+	Serve(w, r.Context(), a, wire)
+}
+
+// Sleep waits d (nothing for d <= 0) and reports whether ctx is still
+// live: the wait of every fake model, on virtual time under synctest.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
 	}
-	w.Header().Set("Content-Type", "application/json")
-	if a.Status != 0 {
-		for k, v := range a.Header {
-			w.Header().Set(k, v)
-		}
-		msg := http.StatusText(a.Status)
-		if s.ErrorMessage != nil {
-			msg = s.ErrorMessage(r, a.Status)
-		}
-		typ := s.ErrorType
-		if typ == "" {
-			typ = "error"
-		}
-		w.WriteHeader(a.Status)
-		fmt.Fprintf(w, `{"error":{"message":%q,"type":%q,"code":%q}}`, msg, typ, a.Code)
-		return
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
-	content := a.Content
-	if content == "" {
-		content = `{"findings":[]}`
-	}
-	completion := s.CompletionTokens
-	if completion == 0 {
-		completion = 12
-	}
-	resp := map[string]any{
-		"id": "c1", "object": "chat.completion", "created": 1, "model": req.Model,
-		"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": content}}},
-		"usage": map[string]any{"prompt_tokens": req.Chars() / 4, "completion_tokens": completion, "total_tokens": req.Chars()/4 + completion},
-	}
-	json.NewEncoder(w).Encode(resp)
 }

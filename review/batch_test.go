@@ -12,6 +12,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/fakeopenai"
 	"github.com/org/warden/skills"
 )
 
@@ -158,7 +159,7 @@ func TestRunBatch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			m := &fakeModel{
-				answer: func(*execution.Request) string { return tt.answer },
+				script: always(fakeopenai.Answer{Content: tt.answer}),
 				usage:  execution.Usage{PromptTokens: 3000, CompletionTokens: 300, CachedTokens: 2000},
 			}
 			eng := newEngine(t, m, func(r *execution.Route) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/fakeopenai"
 	"github.com/org/warden/skills"
 )
 
@@ -34,13 +35,13 @@ func TestRunCountsDroppedFindings(t *testing.T) {
 		{Path: "svc/a.go", Language: "Go", StartLine: 10, EndLine: 12, Priority: 2, Lines: []hunks.Line{{Op: hunks.Add, Text: "x", NewLine: 10}}},
 		{Path: "svc/b.go", Language: "Go", StartLine: 10, EndLine: 12, Priority: 1, Lines: []hunks.Line{{Op: hunks.Add, Text: "y", NewLine: 10}}},
 	}}
-	m := &fakeModel{answer: func(req *execution.Request) string {
+	m := &fakeModel{script: func(req *execution.Request) fakeopenai.Answer {
 		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "svc/a.go") {
 			// 60 high: 10 over the answer cap; plus two with no text.
 			a := answerOf(MaxFindingsPerAnswer+10, "high")
-			return strings.Replace(a, `[{`, `[{"title":"","description":" "},{"severity":"low"},{`, 1)
+			return fakeopenai.Answer{Content: strings.Replace(a, `[{`, `[{"title":"","description":" "},{"severity":"low"},{`, 1)}
 		}
-		return answerOf(5, "low") // below report_on
+		return fakeopenai.Answer{Content: answerOf(5, "low")} // below report_on
 	}}
 	eng := newEngine(t, m, nil, nil)
 	opts := Options{Skills: []*skills.Skill{{Name: "code-review", Instructions: "Find bugs."}}, ReportOn: SeverityMedium, MaxFindings: 20}
@@ -72,7 +73,7 @@ func TestBatchFindingsStayOnTheItem(t *testing.T) {
 		`{"skill":"code-review","severity":"high","title":"a","description":"d","path":"/etc/passwd","file":"x.go","start_line":500,"end_line":900},` +
 		`{"skill":"security-review","severity":"high","title":"b","description":"d","path":"../other.go","start_line":11,"end_line":11},` +
 		`{"skill":"evil-review","severity":"critical","title":"c","description":"d","start_line":11,"end_line":11}]}`
-	m := &fakeModel{answer: func(*execution.Request) string { return answer }}
+	m := &fakeModel{script: always(fakeopenai.Answer{Content: answer})}
 	eng := newEngine(t, m, nil, nil)
 	opts := Options{Skills: threeSkills(), BatchSkills: true}
 	p, err := NewPlan(oneChunk(), eng, opts)
@@ -103,7 +104,7 @@ func TestBatchFindingsStayOnTheItem(t *testing.T) {
 func TestRunAnswerOverCapFailsBadResponse(t *testing.T) {
 	t.Parallel()
 	huge := `{"findings":[]}` + strings.Repeat(" ", MaxAnswerBytes)
-	m := &fakeModel{answer: func(*execution.Request) string { return huge }}
+	m := &fakeModel{script: always(fakeopenai.Answer{Content: huge})}
 	eng := newEngine(t, m, nil, func(p *execution.Policy) { p.Backoff = 1 })
 	opts := Options{Skills: []*skills.Skill{{Name: "code-review", Instructions: "Find bugs."}}}
 	p, err := NewPlan(oneChunk(), eng, opts)

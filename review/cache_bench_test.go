@@ -19,7 +19,7 @@ func BenchmarkRunResults(b *testing.B) {
 		cached bool
 	}{{"model", false}, {"cache", true}} {
 		b.Run(bc.name, func(b *testing.B) {
-			eng := newEngine(b, &fakeModel{answer: findingAnswer("real")}, nil, nil)
+			eng := newEngine(b, &fakeModel{script: findingAnswer("real")}, nil, nil)
 			opts := Options{Skills: builtins()}
 			if bc.cached {
 				opts.Cache = &Cache{Dir: b.TempDir(), Domain: "trusted", Secret: []byte("s")}

@@ -17,32 +17,30 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/fakeopenai"
 )
 
 // findingAnswer answers every request with one finding on the chunk's
 // first reviewable line, titled after the request, so that a result read
 // from the cache can be told from one the model gave.
-func findingAnswer(title string) func(req *execution.Request) string {
-	return func(req *execution.Request) string {
+func findingAnswer(title string) func(req *execution.Request) fakeopenai.Answer {
+	return func(req *execution.Request) fakeopenai.Answer {
 		var first int
 		fmt.Sscanf(req.Messages[1].Content, "Review this change. The lines you may report on are %d", &first)
-		return fmt.Sprintf(`{"findings":[{"severity":"high","title":%q,"description":"d","start_line":%d,"end_line":%d,"suggestion":"","confidence":0.9}]}`, title, first, first)
+		return fakeopenai.Answer{Content: fmt.Sprintf(`{"findings":[{"severity":"high","title":%q,"description":"d","start_line":%d,"end_line":%d,"suggestion":"","confidence":0.9}]}`, title, first, first)}
 	}
 }
 
-// dyingRoute answers its first `alive` requests and fails every later one
-// with a 503, as a route does that dies in the middle of a review.
-type dyingRoute struct {
-	*fakeModel
-	alive int64
-	calls atomic.Int64
-}
-
-func (d *dyingRoute) Complete(ctx context.Context, req *execution.Request) (*execution.Response, error) {
-	if d.calls.Add(1) > d.alive {
-		return nil, &execution.ProviderError{Status: 503, Message: "no healthy upstream"}
+// dying scripts a route that dies in the middle of a review: its first
+// alive requests get then's answer, every later one a 503.
+func dying(alive int64, then func(*execution.Request) fakeopenai.Answer) func(*execution.Request) fakeopenai.Answer {
+	var calls atomic.Int64
+	return func(req *execution.Request) fakeopenai.Answer {
+		if calls.Add(1) > alive {
+			return fakeopenai.Answer{Status: 503}
+		}
+		return then(req)
 	}
-	return d.fakeModel.Complete(ctx, req)
 }
 
 func planFixture(t *testing.T, eng *execution.Engine, opts Options) *Plan {
@@ -72,7 +70,7 @@ func TestCacheResume(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		dead := &dyingRoute{fakeModel: &fakeModel{answer: findingAnswer("real")}, alive: 24}
+		dead := &fakeModel{script: dying(24, findingAnswer("real"))}
 		eng := newEngine(t, dead, nil, nil)
 		opts := Options{Skills: builtins(), Cache: &Cache{Dir: dir, Domain: "trusted"}}
 		first := Run(context.Background(), planFixture(t, eng, opts), eng, opts)
@@ -87,7 +85,7 @@ func TestCacheResume(t *testing.T) {
 		}
 
 		// The route is back; a fresh model counts its calls.
-		healthy := &fakeModel{answer: findingAnswer("real")}
+		healthy := &fakeModel{script: findingAnswer("real")}
 		eng2 := newEngine(t, healthy, nil, nil)
 		opts.Cache = &Cache{Dir: dir, Domain: "trusted"}
 		resumed := Run(context.Background(), planFixture(t, eng2, opts), eng2, opts)
@@ -118,7 +116,7 @@ func TestCacheResume(t *testing.T) {
 		}
 
 		// The same findings as a fresh review with no cache.
-		eng3 := newEngine(t, &fakeModel{answer: findingAnswer("real")}, nil, nil)
+		eng3 := newEngine(t, &fakeModel{script: findingAnswer("real")}, nil, nil)
 		fresh := Run(context.Background(), planFixture(t, eng3, Options{Skills: builtins()}), eng3, Options{Skills: builtins()})
 		if diff := cmp.Diff(titles(fresh), titles(resumed)); diff != "" {
 			t.Errorf("resumed findings differ from a fresh review's (-fresh +resumed):\n%s", diff)
@@ -142,8 +140,8 @@ func TestCacheForkCannotFeedPrivileged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		secret := []byte("privileged-run-only")
-		clean := func(*execution.Request) string { return `{"findings":[]}` }
-		forkEng := newEngine(t, &fakeModel{answer: clean}, nil, nil)
+		clean := always(fakeopenai.Answer{Content: `{"findings":[]}`})
+		forkEng := newEngine(t, &fakeModel{script: clean}, nil, nil)
 		forkOpts := Options{Skills: builtins(), Cache: &Cache{Dir: dir, Domain: "fork"}}
 		fork := Run(context.Background(), planFixture(t, forkEng, forkOpts), forkEng, forkOpts)
 		if fork.Summary.Reviewed != len(fork.Items) || fork.Summary.Findings != 0 {
@@ -151,7 +149,7 @@ func TestCacheForkCannotFeedPrivileged(t *testing.T) {
 		}
 		// Forged entries under the privileged keys: what a fork's job can
 		// compute (the keys are public) but not sign.
-		model := &fakeModel{answer: findingAnswer("real")}
+		model := &fakeModel{script: findingAnswer("real")}
 		eng := newEngine(t, model, nil, nil)
 		plan := planFixture(t, eng, Options{Skills: builtins()})
 		forger := &Cache{Dir: dir, Domain: "trusted"}
@@ -171,13 +169,13 @@ func TestCacheForkCannotFeedPrivileged(t *testing.T) {
 		if st := c.Stats(); st.Corrupt != len(plan.Items) || st.Hits != 0 {
 			t.Errorf("privileged cache stats %+v, want %d forged entries rejected and no hit", st, len(plan.Items))
 		}
-		eng2 := newEngine(t, &fakeModel{answer: findingAnswer("real")}, nil, nil)
+		eng2 := newEngine(t, &fakeModel{script: findingAnswer("real")}, nil, nil)
 		fresh := Run(context.Background(), planFixture(t, eng2, Options{Skills: builtins()}), eng2, Options{Skills: builtins()})
 		if diff := cmp.Diff(titles(fresh), titles(got)); diff != "" || got.Summary.Findings == 0 {
 			t.Errorf("privileged findings differ from a fresh review's (-fresh +got):\n%s", diff)
 		}
 		// And its own signed entries do serve the next privileged run.
-		model2 := &fakeModel{answer: findingAnswer("other")}
+		model2 := &fakeModel{script: findingAnswer("other")}
 		eng4 := newEngine(t, model2, nil, nil)
 		c2 := &Cache{Dir: dir, Domain: "trusted", Secret: secret}
 		again := Run(context.Background(), planFixture(t, eng4, Options{Skills: builtins(), Cache: c2}), eng4, Options{Skills: builtins(), Cache: c2})
@@ -251,7 +249,7 @@ func TestCacheCorruption(t *testing.T) {
 	// In a review: a damaged entry's item goes to the model.
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		model := &fakeModel{answer: findingAnswer("real")}
+		model := &fakeModel{script: findingAnswer("real")}
 		eng := newEngine(t, model, nil, nil)
 		opts := Options{Skills: builtins()[:1], Cache: &Cache{Dir: dir, Domain: "d"}}
 		first := Run(context.Background(), planFixture(t, eng, opts), eng, opts)
@@ -263,7 +261,7 @@ func TestCacheCorruption(t *testing.T) {
 			}
 			return nil
 		})
-		model2 := &fakeModel{answer: findingAnswer("real")}
+		model2 := &fakeModel{script: findingAnswer("real")}
 		eng2 := newEngine(t, model2, nil, nil)
 		opts.Cache = &Cache{Dir: dir, Domain: "d"}
 		got := Run(context.Background(), planFixture(t, eng2, opts), eng2, opts)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/fakeopenai"
 )
 
 // TestCachedTokensAndCost: the provider's cached tokens reach the report's
@@ -79,7 +80,7 @@ func TestCostCapSkipsInPriorityOrder(t *testing.T) {
 		// (characters / 4) and max_tokens (1,000) before it starts. Item i
 		// takes 10 s + i·7 ms, so that no two calls end at the same instant.
 		var lat *latencyModel
-		m := &fakeModel{origin: time.Now(), latency: func(req *execution.Request) time.Duration { return lat.of(req) },
+		m := &fakeModel{origin: time.Now(), script: func(req *execution.Request) fakeopenai.Answer { return lat.of(req) },
 			usage: execution.Usage{PromptTokens: 3000, CompletionTokens: 100}}
 		const maxTokens, capUSD, perCall = 1000, 0.05, 0.0034
 		eng := newEngine(t, m, func(r *execution.Route) { r.PriceInputPerMTok, r.PriceOutputPerMTok = 1, 4 },

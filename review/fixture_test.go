@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/fakeopenai"
 	"github.com/org/warden/skills"
 )
 
@@ -174,17 +177,22 @@ func fixture(t testing.TB, files []fixtureFile, opts hunks.Options) ([]*hunks.Fi
 // builtins returns the built-in skills, code-review first.
 func builtins() []*skills.Skill { return skills.Builtins() }
 
-// fakeModel is an in-memory Provider with a latency and an answer per
-// request, recording when each call started and ended (virtual time under
-// testing/synctest).
+// fakeModel is an in-memory Provider that answers each request as its
+// script says (fakeopenai's vocabulary: a delay, a hang, an error status or
+// a good answer's content), recording when each answered call started and
+// ended (virtual time under testing/synctest).
 type fakeModel struct {
-	origin  time.Time
-	latency func(req *execution.Request) time.Duration // nil: instant
-	answer  func(req *execution.Request) string        // nil: no findings
-	usage   execution.Usage
+	origin time.Time
+	script func(req *execution.Request) fakeopenai.Answer // nil: an instant good answer without findings
+	usage  execution.Usage
 
 	mu    sync.Mutex
 	calls []modelCall
+}
+
+// always is a script that gives every request a.
+func always(a fakeopenai.Answer) func(*execution.Request) fakeopenai.Answer {
+	return func(*execution.Request) fakeopenai.Answer { return a }
 }
 
 type modelCall struct {
@@ -204,23 +212,45 @@ func promptKey(req *execution.Request) string {
 
 func (m *fakeModel) Complete(ctx context.Context, req *execution.Request) (*execution.Response, error) {
 	start := time.Since(m.origin)
-	if m.latency != nil {
-		t := time.NewTimer(m.latency(req))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
+	var a fakeopenai.Answer
+	if m.script != nil {
+		a = m.script(req)
 	}
-	content := `{"findings":[]}`
-	if m.answer != nil {
-		content = m.answer(req)
+	if a.Hang {
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}
+	if !fakeopenai.Sleep(ctx, a.Delay) {
+		return nil, context.Cause(ctx)
 	}
 	m.mu.Lock()
 	m.calls = append(m.calls, modelCall{prompt: promptKey(req), start: start, end: time.Since(m.origin)})
 	m.mu.Unlock()
-	return &execution.Response{Content: content, Model: req.Model, FinishReason: "stop", Usage: m.usage}, nil
+	if a.Status != 0 {
+		return nil, providerError(a)
+	}
+	content := a.Content
+	if content == "" {
+		content = `{"findings":[]}`
+	}
+	return &execution.Response{Content: content, Model: req.Model, FinishReason: "stop", Usage: m.usage, FirstByte: a.FirstByte}, nil
+}
+
+// providerError is the error answer a scripts, as a provider adapter
+// reports it: its status, code and headers, and the Retry-After in seconds
+// when it has one.
+func providerError(a fakeopenai.Answer) *execution.ProviderError {
+	e := &execution.ProviderError{Status: a.Status, Code: a.Code, Message: http.StatusText(a.Status)}
+	if len(a.Header) > 0 {
+		e.Header = http.Header{}
+		for k, v := range a.Header {
+			e.Header.Set(k, v)
+		}
+		if s, err := strconv.Atoi(e.Header.Get("Retry-After")); err == nil && s >= 0 {
+			e.RetryAfter = time.Duration(s) * time.Second
+		}
+	}
+	return e
 }
 
 func (m *fakeModel) recorded() []modelCall {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/fakeopenai"
 )
 
 // TestPolicyAudit: the report's policy records the retry settings and every
@@ -69,7 +70,7 @@ func TestPolicyAudit(t *testing.T) {
 func TestRouteHealthMapped(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		m := &fakeModel{origin: time.Now(), latency: func(*execution.Request) time.Duration { return 2 * time.Second },
+		m := &fakeModel{origin: time.Now(), script: always(fakeopenai.Answer{Delay: 2 * time.Second}),
 			usage: execution.Usage{PromptTokens: 10000, CompletionTokens: 10, CachedTokens: 40}}
 		eng := newEngine(t, m, func(r *execution.Route) { r.PriceInputPerMTok = 1 }, nil)
 		_, hp, _ := fixture(t, fixtureFiles[6:7], hunks.Options{})

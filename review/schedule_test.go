@@ -13,6 +13,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/fakeopenai"
 )
 
 // latencyModel gives each work item of a plan its own latency, drawn from a
@@ -31,8 +32,9 @@ func newLatencyModel(p *Plan, seed uint64) *latencyModel {
 	return m
 }
 
-func (m *latencyModel) of(req *execution.Request) time.Duration {
-	return m.lat[m.byPrompt[promptKey(req)]]
+// of answers req after its item's latency.
+func (m *latencyModel) of(req *execution.Request) fakeopenai.Answer {
+	return fakeopenai.Answer{Delay: m.lat[m.byPrompt[promptKey(req)]]}
 }
 
 // runNaiveScheduler is the scheduling of reviewers in this field: files in
@@ -85,13 +87,13 @@ func TestSchedulingComparison(t *testing.T) {
 				t.Fatal(err)
 			}
 			plan, lat = p, newLatencyModel(p, 7)
-			m.latency = lat.of
+			m.script = lat.of
 			r := Run(t.Context(), p, eng, Options{Skills: builtins()})
 			rows = append(rows, row{fmt.Sprintf("warden, max_concurrency %d", pool), time.Since(m.origin), r.Summary.Reviewed})
 		})
 	}
 	synctest.Test(t, func(t *testing.T) {
-		m := &fakeModel{origin: time.Now(), latency: lat.of}
+		m := &fakeModel{origin: time.Now(), script: lat.of}
 		runNaiveScheduler(plan, files, m)
 		rows = append(rows, row{"naive: 5 files at a time, hunks of a file in sequence", time.Since(m.origin), len(m.recorded())})
 	})
@@ -158,7 +160,7 @@ func TestEveryItemEligibleAtOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 				lat := newLatencyModel(p, 11)
-				m.latency = lat.of
+				m.script = lat.of
 				Run(t.Context(), p, eng, Options{Skills: builtins()})
 				calls := m.recorded()
 				if len(calls) != len(p.Items) {

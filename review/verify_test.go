@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/fakeopenai"
 )
 
 var (
@@ -18,42 +19,35 @@ var (
 	findingIDs   = regexp.MustCompile(`(?m)^\[(\d+)\] lines`)
 )
 
-// verifyModel answers primary requests with two findings each (on the first
-// two lines the request allows) and verification requests by rejecting
-// every odd id and confirming every even one; verifierStatus, when set,
-// makes every verification request fail with it.
+// verifyModel answers primary requests after primaryLatency with two
+// findings each (on the first two lines the request allows) and
+// verification requests after 5 s by rejecting every odd id and confirming
+// every even one; verifierFails, when set, makes every verification answer
+// prose.
 func verifyModel(primaryLatency time.Duration, verifierFails bool) *fakeModel {
-	return &fakeModel{
-		latency: func(req *execution.Request) time.Duration {
-			if strings.HasPrefix(req.Messages[0].Content, "You are warden's verifier") {
-				return 5 * time.Second
+	return &fakeModel{script: func(req *execution.Request) fakeopenai.Answer {
+		user := req.Messages[1].Content
+		if strings.HasPrefix(req.Messages[0].Content, "You are warden's verifier") {
+			if verifierFails {
+				return fakeopenai.Answer{Delay: 5 * time.Second, Content: "I cannot help with that."}
 			}
-			return primaryLatency
-		},
-		answer: func(req *execution.Request) string {
-			user := req.Messages[1].Content
-			if strings.HasPrefix(req.Messages[0].Content, "You are warden's verifier") {
-				if verifierFails {
-					return "I cannot help with that."
+			var vs []string
+			for _, m := range findingIDs.FindAllStringSubmatch(user, -1) {
+				id, _ := strconv.Atoi(m[1])
+				v := "confirm"
+				if id%2 == 1 {
+					v = "reject"
 				}
-				var vs []string
-				for _, m := range findingIDs.FindAllStringSubmatch(user, -1) {
-					id, _ := strconv.Atoi(m[1])
-					v := "confirm"
-					if id%2 == 1 {
-						v = "reject"
-					}
-					vs = append(vs, fmt.Sprintf(`{"id":%d,"verdict":%q,"reason":"checked line by line"}`, id, v))
-				}
-				return `{"verdicts":[` + strings.Join(vs, ",") + `]}`
+				vs = append(vs, fmt.Sprintf(`{"id":%d,"verdict":%q,"reason":"checked line by line"}`, id, v))
 			}
-			m := allowedLines.FindStringSubmatch(user)
-			lo, _ := strconv.Atoi(m[1])
-			return fmt.Sprintf(`{"findings":[
+			return fakeopenai.Answer{Delay: 5 * time.Second, Content: `{"verdicts":[` + strings.Join(vs, ",") + `]}`}
+		}
+		m := allowedLines.FindStringSubmatch(user)
+		lo, _ := strconv.Atoi(m[1])
+		return fakeopenai.Answer{Delay: primaryLatency, Content: fmt.Sprintf(`{"findings":[
 				{"severity":"high","title":"first","description":"d","start_line":%d,"end_line":%d,"suggestion":"","confidence":0.9},
-				{"severity":"medium","title":"second","description":"d","start_line":%d,"end_line":%d,"suggestion":"","confidence":0.5}]}`, lo, lo, lo+1, lo+1)
-		},
-	}
+				{"severity":"medium","title":"second","description":"d","start_line":%d,"end_line":%d,"suggestion":"","confidence":0.5}]}`, lo, lo, lo+1, lo+1)}
+	}}
 }
 
 func verifyRun(t *testing.T, m *fakeModel, mode VerifyMode, pol func(*execution.Policy)) (*Report, *Plan) {

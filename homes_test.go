@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -311,4 +313,59 @@ func complexity(fd *ast.FuncDecl) int {
 		return true
 	})
 	return c
+}
+
+// testHomes are the one home of each piece of test support: a file of
+// another package that does the same thing by hand is a copy.
+var testHomes = []struct {
+	what  string
+	re    *regexp.Regexp
+	homes []string // path prefixes allowed to do it
+	use   string
+}{
+	{
+		what: "writes a chat-completions answer itself",
+		re:   regexp.MustCompile(`"object\\?"\s*:\s*\\?"chat\.completion`),
+		// the adapter's own wire tests (stream edge cases, raw bodies)
+		homes: []string{"internal/fakeopenai/", "execution/openai/"},
+		use:   "fakeopenai.Serve, or fakeopenai.Script",
+	},
+	{
+		what:  "makes a git repository itself",
+		re:    regexp.MustCompile(`(?:"git",\s*|\()"init"`),
+		homes: []string{"internal/testgit/"},
+		use:   "internal/testgit",
+	},
+}
+
+// TestOneHomePerTestSupport: one scripted fake model (internal/fakeopenai)
+// and one hermetic git-repository helper (internal/testgit) for all tests.
+func TestOneHomePerTestSupport(t *testing.T) {
+	t.Parallel()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != "." && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")):
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go") || path == "homes_test.go":
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		path = filepath.ToSlash(path)
+		for _, h := range testHomes {
+			home := slices.ContainsFunc(h.homes, func(p string) bool { return strings.HasPrefix(path, p) })
+			if loc := h.re.FindIndex(data); loc != nil && !home {
+				line := 1 + strings.Count(string(data[:loc[0]]), "\n")
+				t.Errorf("%s:%d %s: use %s", path, line, h.what, h.use)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

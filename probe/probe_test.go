@@ -3,7 +3,6 @@ package probe_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -25,10 +24,7 @@ import (
 // model is an OpenAI-compatible endpoint that answers every request the
 // same way, after delay, and records what it was sent.
 type model struct {
-	delay   time.Duration
-	status  int
-	code    string
-	content string // the answer; default the contract's empty result
+	fakeopenai.Answer // Content: the answer; default the contract's empty result
 
 	mu   sync.Mutex
 	seen []sent
@@ -60,24 +56,12 @@ func (m *model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.seen = append(m.seen, sent{r.UserAgent(), r.Header.Get("Authorization"), body.Model, max(body.MaxTokens, body.MaxCompl),
 		body.ResponseFormat != nil && body.ResponseFormat.Type == "json_schema", contract})
 	m.mu.Unlock()
-	t := time.NewTimer(m.delay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-r.Context().Done():
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if m.status != 0 {
-		w.WriteHeader(m.status)
-		fmt.Fprintf(w, `{"error":{"message":"%s","type":"invalid_request_error","code":%q}}`, http.StatusText(m.status), m.code)
-		return
-	}
-	content := m.content
+	content := m.Content
 	if content == "" {
 		content = `{"findings":[]}`
 	}
-	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}`, body.Model, content)
+	fakeopenai.Serve(w, r.Context(), m.Answer, fakeopenai.Wire{Model: body.Model, Content: content,
+		PromptTokens: 12, CompletionTokens: 5, ErrorMessage: http.StatusText(m.Status), ErrorType: "invalid_request_error"})
 }
 
 func (m *model) requests() []sent {
@@ -114,21 +98,21 @@ func TestRoute(t *testing.T) {
 		m    *model
 		want probe.Result
 	}{
-		{"healthy, follows the contract", &model{delay: 400 * time.Millisecond},
+		{"healthy, follows the contract", &model{Answer: fakeopenai.Answer{Delay: 400 * time.Millisecond}},
 			probe.Result{Status: 200, Class: "success", Contract: "ok", FirstByteMS: 400, TotalMS: 400, Healthy: true, Diagnosis: "ok"}},
-		{"slow but in time", &model{delay: 29 * time.Second},
+		{"slow but in time", &model{Answer: fakeopenai.Answer{Delay: 29 * time.Second}},
 			probe.Result{Status: 200, Class: "success", Contract: "ok", FirstByteMS: 29000, TotalMS: 29000, Healthy: true, Diagnosis: "ok"}},
-		{"slow: judged at exactly 30 s", &model{delay: 45 * time.Second},
+		{"slow: judged at exactly 30 s", &model{Answer: fakeopenai.Answer{Delay: 45 * time.Second}},
 			probe.Result{Class: "timeout", TotalMS: 30000, Diagnosis: "backend slow (>30s)"}},
-		{"answers prose", &model{delay: time.Second, content: "Sure! Everything looks fine to me."},
+		{"answers prose", &model{Answer: fakeopenai.Answer{Delay: time.Second, Content: "Sure! Everything looks fine to me."}},
 			probe.Result{Status: 200, Class: "bad_response", Contract: "ignored", FirstByteMS: 1000, TotalMS: 1000, Diagnosis: "answers but ignores the output contract"}},
-		{"401", &model{delay: 80 * time.Millisecond, status: 401, code: "invalid_api_key"},
+		{"401", &model{Answer: fakeopenai.Answer{Delay: 80 * time.Millisecond, Status: 401, Code: "invalid_api_key"}},
 			probe.Result{Status: 401, Class: "auth", TotalMS: 80, FirstByteMS: 80, Diagnosis: "key problem (HTTP 401): check PROBE_KEY"}},
-		{"401 whose body says rate_limit_exceeded", &model{delay: 80 * time.Millisecond, status: 401, code: "rate_limit_exceeded"},
+		{"401 whose body says rate_limit_exceeded", &model{Answer: fakeopenai.Answer{Delay: 80 * time.Millisecond, Status: 401, Code: "rate_limit_exceeded"}},
 			probe.Result{Status: 401, Class: "auth", TotalMS: 80, FirstByteMS: 80, Diagnosis: "key problem (HTTP 401): check PROBE_KEY"}},
-		{"unknown model", &model{delay: 50 * time.Millisecond, status: 404, code: "model_not_found"},
+		{"unknown model", &model{Answer: fakeopenai.Answer{Delay: 50 * time.Millisecond, Status: 404, Code: "model_not_found"}},
 			probe.Result{Status: 404, Class: "model_not_found", FirstByteMS: 50, TotalMS: 50, Diagnosis: `model not served (HTTP 404): "probe-model"`}},
-		{"503", &model{delay: time.Second, status: 503},
+		{"503", &model{Answer: fakeopenai.Answer{Delay: time.Second, Status: 503}},
 			probe.Result{Status: 503, Class: "overloaded", TotalMS: 1000, FirstByteMS: 1000, Diagnosis: "overloaded (HTTP 503)"}},
 	}
 	for _, tt := range tests {
@@ -251,7 +235,7 @@ func TestCacheDir(t *testing.T) {
 func TestRouteNoSchemaAndCancel(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		m := &model{delay: time.Second}
+		m := &model{Answer: fakeopenai.Answer{Delay: time.Second}}
 		tg := target(t, m)
 		tg.Route.NoSchema = true
 		if got := probe.Route(t.Context(), tg); !got.Healthy || got.Contract != "ok" {
@@ -263,7 +247,7 @@ func TestRouteNoSchemaAndCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(10*time.Second, cancel)
 		start := time.Now()
-		got := probe.Route(ctx, target(t, &model{delay: time.Minute}))
+		got := probe.Route(ctx, target(t, &model{Answer: fakeopenai.Answer{Delay: time.Minute}}))
 		if got.Healthy || got.Diagnosis != "interrupted" || time.Since(start) != 10*time.Second {
 			t.Errorf("Route(cancelled at 10s) = %+v after %v, want interrupted at once", got, time.Since(start))
 		}

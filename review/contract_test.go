@@ -1,7 +1,6 @@
 package review
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -22,16 +21,12 @@ import (
 func chatHandler(status int, content string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
+		a := fakeopenai.Answer{Content: content}
 		if status != http.StatusOK {
-			w.WriteHeader(status)
-			fmt.Fprintf(w, `{"error":{"message":%q,"type":"server_error"}}`, http.StatusText(status))
-			return
+			a.Status = status
 		}
-		c, _ := json.Marshal(content)
-		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":"chatty",`+
-			`"choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],`+
-			`"usage":{"prompt_tokens":4000,"completion_tokens":40,"total_tokens":4040}}`, c)
+		fakeopenai.Serve(w, r.Context(), a, fakeopenai.Wire{Model: "chatty", Content: content,
+			PromptTokens: 4000, CompletionTokens: 40, ErrorMessage: http.StatusText(status), ErrorType: "server_error"})
 	})
 }
 

@@ -4,68 +4,34 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
 
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/testgit"
 )
 
-// gitRepo is a real git repository in a temporary directory.
+// gitRepo is internal/testgit's hermetic repository, with the names these
+// tests use.
 type gitRepo struct {
+	*testgit.Repo
 	t   *testing.T
 	dir string
 }
 
 func newGitRepo(t *testing.T) *gitRepo {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-	g := &gitRepo{t: t, dir: t.TempDir()}
-	g.run("init", "-q", "-b", "main")
-	g.run("config", "user.email", "t@example.com")
-	g.run("config", "user.name", "t")
-	g.run("config", "commit.gpgsign", "false")
-	return g
+	r := testgit.New(t)
+	return &gitRepo{Repo: r, t: t, dir: r.Dir}
 }
 
-func (g *gitRepo) run(args ...string) string {
-	g.t.Helper()
-	return strings.TrimSpace(g.raw(args...))
-}
-
-// raw runs git and returns its output as it is.
-func (g *gitRepo) raw(args ...string) string {
-	g.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = g.dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		g.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func (g *gitRepo) write(path, text string) {
-	g.t.Helper()
-	p := filepath.Join(g.dir, path)
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		g.t.Fatal(err)
-	}
-}
-
-func (g *gitRepo) commit(msg string) string {
-	g.run("add", "-A")
-	g.run("commit", "-q", "-m", msg)
-	return g.run("rev-parse", "HEAD")
-}
+func (g *gitRepo) run(args ...string) string { g.t.Helper(); return strings.TrimSpace(g.Git(args...)) }
+func (g *gitRepo) raw(args ...string) string { g.t.Helper(); return g.Git(args...) }
+func (g *gitRepo) write(path, text string)   { g.t.Helper(); g.Write(path, text) }
+func (g *gitRepo) commit(msg string) string  { g.t.Helper(); return g.Commit(msg) }
 
 // plan prepares the diff from..to, reading sources at to.
 func (g *gitRepo) plan(from, to string) (*hunks.Plan, []*hunks.File) {
@@ -178,7 +144,7 @@ func TestIncrementalPush(t *testing.T) {
 
 func (g *gitRepo) ancestor(a, b string) bool {
 	cmd := exec.Command("git", "merge-base", "--is-ancestor", a, b)
-	cmd.Dir = g.dir
+	cmd.Dir, cmd.Env = g.dir, testgit.Env(g.dir)
 	return cmd.Run() == nil
 }
 

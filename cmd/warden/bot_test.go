@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/org/warden/internal/fakegithub"
+	"github.com/org/warden/internal/fakeopenai"
 )
 
 // commentEvent writes an issue_comment event for a comment on the pull
@@ -405,10 +406,8 @@ func TestBotForkCacheCannotFeedPrivilegedRun(t *testing.T) {
 			body, _ := io.ReadAll(r.Body)
 			var req chatRequest
 			json.Unmarshal(body, &req)
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "created": 1, "model": req.Model,
-				"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": `{"findings":[]}`}}},
-				"usage":   map[string]any{"prompt_tokens": promptChars(req) / 4, "completion_tokens": 5, "total_tokens": promptChars(req)/4 + 5}})
+			fakeopenai.Serve(w, r.Context(), fakeopenai.Answer{}, fakeopenai.Wire{Model: req.Model, Content: `{"findings":[]}`,
+				PromptTokens: promptChars(req) / 4, CompletionTokens: 5})
 			return
 		}
 		h.model.serve(w, r)

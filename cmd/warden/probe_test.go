@@ -19,6 +19,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/org/warden/internal/fakeopenai"
 	"github.com/org/warden/probe"
 )
 
@@ -48,22 +49,9 @@ func (s *probeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.seen = append(s.seen, probeRequest{r.UserAgent(), r.Header.Get("Authorization"), body.Model, body.MaxTokens})
 	s.mu.Unlock()
-	if s.delay > 0 {
-		t := time.NewTimer(s.delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if s.status != 0 {
-		w.WriteHeader(s.status)
-		fmt.Fprintf(w, `{"error":{"message":"%s","type":"invalid_request_error","code":%q}}`, http.StatusText(s.status), s.code)
-		return
-	}
-	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"{\"findings\":[]}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":13}}`, body.Model)
+	a := fakeopenai.Answer{Delay: s.delay, Status: s.status, Code: s.code}
+	fakeopenai.Serve(w, r.Context(), a, fakeopenai.Wire{Model: body.Model, Content: `{"findings":[]}`,
+		PromptTokens: 12, CompletionTokens: 1, ErrorMessage: http.StatusText(s.status), ErrorType: "invalid_request_error"})
 }
 
 func (s *probeServer) requests() []probeRequest {

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/org/warden/internal/testgit"
 )
 
 // release is a loopback stand-in for GitHub release downloads: it serves
@@ -364,22 +366,9 @@ func TestInstallTakesRefFromActionPath(t *testing.T) {
 // vX.Y.Z tag on the same commit, found with git ls-remote.
 func TestInstallResolvesMovingTagAndSHA(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	repo := t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"}, args...)...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q")
+	r := testgit.New(t)
+	repo := r.Dir
+	git := func(args ...string) string { t.Helper(); return strings.TrimSpace(r.Git(args...)) }
 	git("commit", "-q", "--allow-empty", "-m", "one")
 	git("tag", "-a", "-m", "v1.2.2", "v1.2.2")
 	old := git("rev-parse", "HEAD")

@@ -2,6 +2,7 @@ package fakeopenai
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -74,7 +75,7 @@ func (s *server) error() bool {
 	}
 	s.w.Header().Set("Content-Type", "application/json")
 	s.w.WriteHeader(s.a.Status)
-	return s.write(fmt.Sprintf(`{"error":{"message":%q,"type":%q,"code":%q}}`, s.o.ErrorMessage, s.o.ErrorType, s.a.Code))
+	return s.write(fmt.Sprintf(`{"error":{"message":%s,"type":%s,"code":%s}}`, str(s.o.ErrorMessage), str(s.o.ErrorType), str(s.a.Code)))
 }
 
 func (s *server) json() bool {
@@ -92,8 +93,8 @@ func (s *server) json() bool {
 	if !s.wait(s.a.Delay - s.a.FirstByte) {
 		return false
 	}
-	answer := fmt.Sprintf(`{"id":"c1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`,
-		s.o.Model, s.o.Content, s.o.PromptTokens, s.o.CompletionTokens, s.o.PromptTokens+s.o.CompletionTokens)
+	answer := fmt.Sprintf(`{"id":"c1","object":"chat.completion","created":1,"model":%s,"choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`,
+		str(s.o.Model), str(s.o.Content), s.o.PromptTokens, s.o.CompletionTokens, s.o.PromptTokens+s.o.CompletionTokens)
 	switch s.a.Mode {
 	case "stall", "empty":
 		s.w.WriteHeader(http.StatusOK)
@@ -107,7 +108,7 @@ func (s *server) json() bool {
 }
 
 func (s *server) chunk(content string) string {
-	return fmt.Sprintf("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", s.o.Model, content)
+	return fmt.Sprintf("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":%s,\"choices\":[{\"index\":0,\"delta\":{\"content\":%s}}]}\n\n", str(s.o.Model), str(content))
 }
 
 func (s *server) stream() bool {
@@ -134,7 +135,7 @@ func (s *server) stream() bool {
 	if !s.body() {
 		return false
 	}
-	s.write(fmt.Sprintf("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n", s.o.Model))
+	s.write(fmt.Sprintf("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":%s,\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n", str(s.o.Model)))
 	s.write(fmt.Sprintf(`data: {"id":"c1","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n",
 		s.o.PromptTokens, s.o.CompletionTokens, s.o.PromptTokens+s.o.CompletionTokens))
 	return s.write("data: [DONE]\n\n")
@@ -161,4 +162,11 @@ func (s *server) body() bool {
 		return s.trickle(s.chunk(s.o.Content))
 	}
 	return s.write(s.chunk(s.o.Content))
+}
+
+// str is v as a JSON string (not Go's %q, which writes \x escapes JSON has
+// not got).
+func str(v string) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -32,24 +32,24 @@ func post(t *testing.T, s *Script, stream bool) (resp *http.Response, body strin
 }
 
 // TestServe: one writer for every scripted endpoint: a good answer as JSON
-// or as an event stream, an error with its headers, the first byte before
+// or as an event stream (its content JSON-escaped, control characters too), an error with its headers, the first byte before
 // the body, on virtual time.
 func TestServe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := &Script{ByFile: map[string]Answer{"a.go": {Delay: 3 * time.Second, FirstByte: time.Second, Content: "hi"}}}
+		s := &Script{ByFile: map[string]Answer{"a.go": {Delay: 3 * time.Second, FirstByte: time.Second, Content: "hi\x1b[31m"}}}
 		resp, body, headers, done := post(t, s, false)
 		var got struct {
 			Choices []struct{ Message struct{ Content string } }
 			Usage   struct{ PromptTokens, CompletionTokens int } `json:"usage"`
 		}
-		if err := json.Unmarshal([]byte(body), &got); err != nil || resp.StatusCode != 200 || len(got.Choices) != 1 || got.Choices[0].Message.Content != "hi" {
+		if err := json.Unmarshal([]byte(body), &got); err != nil || resp.StatusCode != 200 || len(got.Choices) != 1 || got.Choices[0].Message.Content != "hi\x1b[31m" {
 			t.Fatalf("JSON answer %d %q: %v", resp.StatusCode, body, err)
 		}
 		if headers != time.Second || done != 3*time.Second {
 			t.Errorf("headers at %v, body at %v; want 1s and 3s", headers, done)
 		}
 		_, body, _, _ = post(t, s, true)
-		for _, want := range []string{`"delta":{"content":"hi"}`, `"finish_reason":"stop"`, `"usage":{"prompt_tokens":`, "data: [DONE]\n\n"} {
+		for _, want := range []string{`"delta":{"content":"hi\u001b[31m"}`, `"finish_reason":"stop"`, `"usage":{"prompt_tokens":`, "data: [DONE]\n\n"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("stream lacks %q:\n%s", want, body)
 			}

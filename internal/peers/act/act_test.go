@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/org/warden/internal/fakegithub"
+	"github.com/org/warden/internal/fakeopenai"
+	"github.com/org/warden/internal/testgit"
 )
 
 const (
@@ -249,18 +251,20 @@ func runScenario(t *testing.T, sc scenario) {
 // world is a pull request in a temporary git repository with a copy of the
 // action in it, a fake GitHub and a model on loopback, and a workflow.
 type world struct {
-	t     *testing.T
-	dir   string // scratch: repository, outputs, act's HOME and caches
-	repo  string // the pull request's repository, act's working directory
-	out   string // where the workflow writes what the test checks
-	gh    *fakegithub.Server
-	ghURL string
-	model *model
-	pr    fakegithub.PullRequest
-	sc    scenario
-	env   []string // act's environment
-	goBin string   // the go the action's build uses
-	mark  string   // value of markVar in the environment of every process of the run
+	t    *testing.T
+	dir  string // scratch: repository, outputs, act's HOME and caches
+	repo string // the pull request's repository, act's working directory
+	// repoGit is repo as internal/testgit's hermetic repository.
+	repoGit *testgit.Repo
+	out     string // where the workflow writes what the test checks
+	gh      *fakegithub.Server
+	ghURL   string
+	model   *model
+	pr      fakegithub.PullRequest
+	sc      scenario
+	env     []string // act's environment
+	goBin   string   // the go the action's build uses
+	mark    string   // value of markVar in the environment of every process of the run
 	// eventName is the event act runs the workflow on; "" means
 	// pull_request.
 	eventName string
@@ -274,15 +278,13 @@ const markVar = "WARDEN_ACT_TEST_RUN"
 func newWorld(t *testing.T, sc scenario) *world {
 	t.Helper()
 	dir := t.TempDir()
-	w := &world{t: t, dir: dir, repo: filepath.Join(dir, "repo"), out: filepath.Join(dir, "out"), gh: fakegithub.New(owner, repoName), model: newModel(t, sc.severity), sc: sc, mark: dir}
-	for _, d := range []string{w.repo, w.out} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	w := &world{t: t, dir: dir, repoGit: testgit.New(t), out: filepath.Join(dir, "out"), gh: fakegithub.New(owner, repoName), model: newModel(t, sc.severity), sc: sc, mark: dir}
+	w.repo = w.repoGit.Dir
+	if err := os.MkdirAll(w.out, 0o755); err != nil {
+		t.Fatal(err)
 	}
 
 	// The pull request: a small Go change on a branch.
-	w.git("init", "-q", "-b", "main")
 	w.write("go.mod", "module example.com/widgets\n\ngo 1.22\n")
 	w.write("calc/calc.go", "package calc\n\n// Add returns a plus b.\nfunc Add(a, b int) int {\n\treturn a + b\n}\n")
 	w.git("add", "-A")
@@ -583,14 +585,7 @@ func (w *world) write(name, content string) {
 
 func (w *world) git(args ...string) string {
 	w.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=Alice", "-c", "user.email=alice@example.com", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
-	cmd.Dir = w.repo
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		w.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(w.repoGit.Git(args...))
 }
 
 // repoRoot is the directory of warden's go.mod, above this package.
@@ -737,12 +732,8 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 	for _, msg := range req.Messages {
 		prompt += len(msg.Content)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{
-		"id": "chatcmpl-act", "object": "chat.completion", "created": 1, "model": req.Model,
-		"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(answer)}}},
-		"usage":   map[string]any{"prompt_tokens": prompt / 4, "completion_tokens": 20, "total_tokens": prompt/4 + 20},
-	})
+	fakeopenai.Serve(w, r.Context(), fakeopenai.Answer{}, fakeopenai.Wire{Model: req.Model, Content: string(answer),
+		PromptTokens: prompt / 4, CompletionTokens: 20})
 }
 
 func (m *model) seen() (int, []string) {

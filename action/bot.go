@@ -131,15 +131,25 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 		a.gha.Warningf("warden: reading review threads: %v; no thread resolved, no dismissal applied", err)
 		return nil
 	}
+	// The thumbs-downs come with the threads; a comment with more than
+	// the query reads is listed whole, one request each, until one fails.
 	thumbs := map[int64][]string{}
+	listAll := true
 	for _, t := range threads {
 		if t.RootID == 0 {
 			continue
 		}
-		if thumbs[t.RootID], err = gh.ThumbsDown(ctx, t.RootID); err != nil {
-			a.gha.Warningf("warden: reading reactions: %v", err)
-			break
+		thumbs[t.RootID] = t.ThumbsDown
+		if t.ThumbsDownAll || !listAll {
+			continue
 		}
+		all, err := gh.ThumbsDown(ctx, t.RootID)
+		if err != nil {
+			a.gha.Warningf("warden: reading reactions: %v; the first %d of each comment count", err, len(t.ThumbsDown))
+			listAll = false
+			continue
+		}
+		thumbs[t.RootID] = all
 	}
 	// Whose word dismisses a finding: on a public repository anyone may
 	// react, so only a login with write, maintain or admin permission

@@ -198,3 +198,41 @@ func TestBotPermissionLookupsBounded(t *testing.T) {
 		t.Errorf("%d warning lines about the bound, want 1:\n%s", n, res.stdout)
 	}
 }
+
+// TestBotReactionsReadWithThreads: the thumbs-downs on warden's comments
+// come with the review threads (GraphQL), so a run costs no request a
+// thread for them; only a comment with more than the query reads (100) is
+// listed whole over REST, and a trusted thumbs-down past the first hundred
+// still dismisses its finding.
+func TestBotReactionsReadWithThreads(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	if res := h.run(context.Background()); res.code != exitFindings {
+		t.Fatalf("first review: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	roots := rootComments(h)
+	if len(roots) < 2 {
+		t.Fatalf("%d findings posted, want 2 or more", len(roots))
+	}
+	for _, who := range []string{"mallory", "sock", "eve"} {
+		h.gh.AddReaction(fakegithub.OnReviewComment, roots[0].ID, fakegithub.Reaction{Content: "-1", User: who})
+	}
+	for i := range 120 { // bots' reactions: no login, never trusted
+		h.gh.AddReaction(fakegithub.OnReviewComment, roots[1].ID, fakegithub.Reaction{Content: "-1", User: fmt.Sprintf("helper%d[bot]", i)})
+	}
+	h.gh.SetRole("maria", fakegithub.RoleWrite)
+	h.gh.AddReaction(fakegithub.OnReviewComment, roots[1].ID, fakegithub.Reaction{Content: "-1", User: "maria"})
+
+	_, summary := h.push(2)
+	var listed []string
+	for _, r := range h.gh.RequestsTo(fakegithub.RouteListReviewCommentReactions) {
+		listed = append(listed, r.Path)
+	}
+	want := fmt.Sprintf("/repos/%s/%s/pulls/comments/%d/reactions", h.gh.Owner, h.gh.Repo, roots[1].ID)
+	if len(listed) != 2 || listed[0] != want || listed[1] != want {
+		t.Errorf("REST reaction listings %q, want two pages of %s only (the comment with 121 thumbs-downs)", listed, want)
+	}
+	if !strings.Contains(summary, "**Suppressed:** 1 finding") || !h.suppressedInReport(1) {
+		t.Errorf("maria's thumbs-down, the 121st, did not dismiss the finding:\n%.800s", summary)
+	}
+}

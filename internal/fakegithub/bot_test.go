@@ -321,9 +321,9 @@ func TestGraphQLResolvesSchema(t *testing.T) {
 	args := map[string]string{
 		"Query.repository": `(owner: "o", name: "r")`, "Query.node": fmt.Sprintf(`(id: %q)`, ThreadID(root)),
 		"Repository.pullRequest": fmt.Sprintf("(number: %d)", pr), "PullRequest.reviewThreads": "(first: 5)",
-		"PullRequestReviewThread.comments": "(first: 5)",
-		"Mutation.resolveReviewThread":     fmt.Sprintf(`(input: {threadId: %q})`, ThreadID(root)),
-		"Mutation.unresolveReviewThread":   fmt.Sprintf(`(input: {threadId: %q})`, ThreadID(root)),
+		"PullRequestReviewThread.comments": "(first: 5)", "PullRequestReviewComment.reactions": "(first: 5)",
+		"Mutation.resolveReviewThread":   fmt.Sprintf(`(input: {threadId: %q})`, ThreadID(root)),
+		"Mutation.unresolveReviewThread": fmt.Sprintf(`(input: {threadId: %q})`, ThreadID(root)),
 	}
 	served := map[string]bool{}
 	var sel func(def *ast.Definition, depth int) string

@@ -548,10 +548,12 @@ func threadPosition(pr *PullRequest, root ReviewComment, f string) (v any, ok bo
 }
 
 func (x *gqlExec) commentObject(pr *PullRequest, c ReviewComment) *gqlObject {
-	return &gqlObject{typ: "PullRequestReviewComment", get: func(f string, _ map[string]any) (any, *gqlError) {
+	return &gqlObject{typ: "PullRequestReviewComment", get: func(f string, args map[string]any) (any, *gqlError) {
 		switch f {
 		case "id":
 			return nodeID("PRRC", c.ID), nil
+		case "reactions":
+			return x.reactions(x.s.Reactions(OnReviewComment, c.ID), args)
 		case "fullDatabaseId":
 			return strconv.FormatInt(c.ID, 10), nil
 		case "body":
@@ -590,6 +592,46 @@ func (x *gqlExec) commentObject(pr *PullRequest, c ReviewComment) *gqlObject {
 		}
 		return nil, unknownField("PullRequestReviewComment", f)
 	}}
+}
+
+// reactionContent is REST's reaction name → GraphQL's ReactionContent.
+var reactionContent = map[string]string{
+	"+1": "THUMBS_UP", "-1": "THUMBS_DOWN", "laugh": "LAUGH", "confused": "CONFUSED",
+	"heart": "HEART", "hooray": "HOORAY", "rocket": "ROCKET", "eyes": "EYES",
+}
+
+// reactions is a comment's reactions connection, filtered by the content
+// argument as GitHub does. Reaction.user is a User: a bot's reaction has
+// none.
+func (x *gqlExec) reactions(rs []Reaction, args map[string]any) (any, *gqlError) {
+	want, _ := args["content"].(string)
+	var items []*gqlObject
+	for _, r := range rs {
+		content := reactionContent[r.Content]
+		if want != "" && content != want {
+			continue
+		}
+		items = append(items, &gqlObject{typ: "Reaction", get: func(f string, _ map[string]any) (any, *gqlError) {
+			switch f {
+			case "id":
+				return nodeID("REA", r.ID), nil
+			case "content":
+				return content, nil
+			case "user":
+				if login := cmp.Or(r.User, "octocat"); userType(login) != "Bot" {
+					return x.actor(login, "User"), nil
+				}
+				return nil, nil
+			case "createdAt":
+				x.s.mu.Lock()
+				t := cmp.Or(x.s.times[r.ID].created, x.s.now())
+				x.s.mu.Unlock()
+				return timestamp(t), nil
+			}
+			return nil, unknownField("Reaction", f)
+		}})
+	}
+	return x.connection("reactions", "Reaction", items, args)
 }
 
 func (x *gqlExec) actor(login, typ string) *gqlObject {

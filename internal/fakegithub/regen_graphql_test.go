@@ -46,8 +46,11 @@ var graphqlKeep = map[string][]string{
 	"PullRequestReviewCommentConnection": {"nodes", "edges", "pageInfo", "totalCount"},
 	"PullRequestReviewCommentEdge":       {"cursor", "node"},
 	"PullRequestReviewComment": {
-		"id", "fullDatabaseId", "body", "path", "author", "createdAt", "url", "replyTo", "outdated", "diffHunk",
+		"id", "fullDatabaseId", "body", "path", "author", "createdAt", "url", "replyTo", "outdated", "diffHunk", "reactions",
 	},
+	"ReactionConnection":           {"nodes", "edges", "pageInfo", "totalCount"},
+	"ReactionEdge":                 {"cursor", "node"},
+	"Reaction":                     {"id", "content", "user", "createdAt"},
 	"PageInfo":                     {"endCursor", "hasNextPage", "hasPreviousPage", "startCursor"},
 	"ResolveReviewThreadPayload":   {"clientMutationId", "thread"},
 	"UnresolveReviewThreadPayload": {"clientMutationId", "thread"},

@@ -34,6 +34,12 @@ type Thread struct {
 	// RootID is the first comment's REST id (for replies and reactions).
 	RootID  int64
 	Replies []ThreadReply
+	// ThumbsDown are the logins of the people who gave the first comment a
+	// thumbs-down, read with the thread (bots' reactions carry no login).
+	// ThumbsDownAll is false when there were more than the query reads
+	// (100): the REST listing, ThumbsDown, reads them all.
+	ThumbsDown    []string
+	ThumbsDownAll bool
 }
 
 // ThreadReply is a later comment in a thread.
@@ -44,8 +50,10 @@ type ThreadReply struct {
 }
 
 // reviewThreadsQuery lists a pull request's review threads, 50 a page,
-// each with its first 50 comments. Checked against GitHub's schema by the
-// fake GitHub.
+// each with its first 50 comments and the first comment's thumbs-down
+// reactions (up to maxThumbsDown), so that reading who dismissed a finding
+// costs no request a thread. Checked against GitHub's schema by the fake
+// GitHub.
 const reviewThreadsQuery = `query($owner: String!, $name: String!, $number: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
     pullRequest(number: $number) {
@@ -55,6 +63,7 @@ const reviewThreadsQuery = `query($owner: String!, $name: String!, $number: Int!
           id isResolved isOutdated path line originalLine viewerCanResolve
           resolvedBy { login }
           comments(first: 50) { nodes { fullDatabaseId body author { __typename login } } }
+          root: comments(first: 1) { nodes { reactions(content: THUMBS_DOWN, first: 100) { totalCount nodes { user { login } } } } }
         }
       }
     }
@@ -152,6 +161,14 @@ type threadNode struct {
 			}
 		}
 	}
+	Root struct {
+		Nodes []struct {
+			Reactions struct {
+				TotalCount int
+				Nodes      []struct{ User *struct{ Login string } }
+			}
+		}
+	}
 }
 
 // ReviewThreads lists the review threads warden started on pull request
@@ -219,6 +236,15 @@ func (n threadNode) thread() (Thread, bool) {
 	}
 	if n.ResolvedBy != nil {
 		t.ResolvedBy = n.ResolvedBy.Login
+	}
+	t.ThumbsDownAll = true
+	for _, r := range n.Root.Nodes {
+		for _, rn := range r.Reactions.Nodes {
+			if rn.User != nil {
+				t.ThumbsDown = append(t.ThumbsDown, rn.User.Login)
+			}
+		}
+		t.ThumbsDownAll = r.Reactions.TotalCount <= len(r.Reactions.Nodes)
 	}
 	for _, r := range n.Comments.Nodes[1:] {
 		reply := ThreadReply{Body: r.Body}

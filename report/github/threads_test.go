@@ -69,11 +69,17 @@ func TestFollowUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The thumbs-downs read with the threads are the REST listing's.
 		thumbs := map[int64][]string{}
 		for _, th := range threads {
-			if thumbs[th.RootID], err = c.ThumbsDown(t.Context(), th.RootID); err != nil {
+			rest, err := c.ThumbsDown(t.Context(), th.RootID)
+			if err != nil {
 				t.Fatal(err)
 			}
+			if !th.ThumbsDownAll || !slices.Equal(th.ThumbsDown, rest) {
+				t.Errorf("thread %d: thumbs-downs %q (all %v) with the threads, %q over REST", th.RootID, th.ThumbsDown, th.ThumbsDownAll, rest)
+			}
+			thumbs[th.RootID] = th.ThumbsDown
 		}
 		current := []review.Finding{down, resolvedByHand, dismissed, kept, untrusted}
 		fu := Follow(threads, current, nil, thumbs, trusted)

@@ -82,7 +82,7 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 			it.Status, it.Reason = StatusSkipped, res.Reason
 		}
 	}
-	findings = verifyFindings(ctx, start, p, eng, opts, r, findings, from, &dropped)
+	findings = verifyFindings(ctx, start, p, eng, stats, opts, r, findings, from, &dropped)
 	r.Findings = selectFindings(findings, opts.ReportOn, opts.MaxFindings, &dropped)
 	r.Summary = summarize(r.Items, len(r.Findings))
 	r.Summary.FindingsDropped = dropped

@@ -72,6 +72,9 @@ type Verification struct {
 	// RejectedFindings are the findings the verifier rejected: not posted,
 	// kept here with the verifier's reason.
 	RejectedFindings []Finding `json:"rejected_findings"`
+	// Routes are the verification requests' route stats, as
+	// Report.Routes are the review's (additive to the contract).
+	Routes []RouteStats `json:"routes,omitempty"`
 }
 
 const verifierPreamble = "You are warden's verifier. A code reviewer reported the findings listed in the request about the change shown there. You do not review the change again and you add nothing: for each finding, check it against the shown lines and decide whether it is a real problem in this change (confirm) or not (reject). Reject a finding that the shown code does not support, that is about lines not shown, or that is only a matter of taste."
@@ -174,7 +177,11 @@ func verifyRequest(c *hunks.Chunk, change Change, fs []*Finding, maxTokens int) 
 //
 // from[k] is the work item findings[k] came from; findings below reportOn
 // are left alone (they are not shown anyway).
-func verifyFindings(ctx context.Context, start time.Time, p *Plan, eng *execution.Engine, opts Options, r *Report, findings []Finding, from []int, dropped *FindingsDropped) []Finding {
+//
+// health is the review's route stats: a route the review left disabled or
+// with its breaker open is not sent verification requests (a new run would
+// start its breakers afresh and call a route known to be failing).
+func verifyFindings(ctx context.Context, start time.Time, p *Plan, eng *execution.Engine, health []execution.RouteStats, opts Options, r *Report, findings []Finding, from []int, dropped *FindingsDropped) []Finding {
 	if opts.Verify == "" || opts.Verify == VerifyOff {
 		return findings
 	}
@@ -196,6 +203,10 @@ func verifyFindings(ctx context.Context, start time.Time, p *Plan, eng *executio
 			return vr.skip(fmt.Sprintf("no route %q", opts.VerifyRoute))
 		}
 	}
+	routes, unhealthy := healthyRoutes(routes, health)
+	if len(routes) == 0 {
+		return vr.skip("no healthy route: " + strings.Join(unhealthy, ", "))
+	}
 	items, longest, err := vr.requests(eng, routes[0])
 	if err != nil {
 		return vr.skip("verification request: " + err.Error())
@@ -205,8 +216,10 @@ func verifyFindings(ctx context.Context, start time.Time, p *Plan, eng *executio
 		return vr.skip(why)
 	}
 	vr.v.Ran, vr.v.Requests = true, len(items)
-	rejected := vr.record(veng.Run(ctx, items, nil), indexRoutes(veng))
 	v := vr.v
+	results, stats := veng.RunStats(ctx, items, nil)
+	v.Routes = routeStats(veng, stats)
+	rejected := vr.record(results, indexRoutes(veng))
 	if v.NotVerified > 0 && v.Skipped == "" {
 		v.Skipped = fmt.Sprintf("%d findings not verified (see each finding's reason)", v.NotVerified)
 	}
@@ -220,6 +233,26 @@ func verifyFindings(ctx context.Context, start time.Time, p *Plan, eng *executio
 		keep = append(keep, f)
 	}
 	return keep
+}
+
+// healthyRoutes are the routes the review left usable (not disabled, the
+// breaker not open), and the others with why.
+func healthyRoutes(routes []execution.Route, health []execution.RouteStats) (ok []execution.Route, not []string) {
+	state := map[string]execution.RouteStats{}
+	for _, s := range health {
+		state[s.Name] = s
+	}
+	for _, rt := range routes {
+		switch s := state[rt.Name]; {
+		case s.Disabled:
+			not = append(not, fmt.Sprintf("%s disabled (%s)", rt.Name, s.DisabledClass))
+		case s.Breaker == execution.BreakerOpen:
+			not = append(not, rt.Name+" breaker open")
+		default:
+			ok = append(ok, rt)
+		}
+	}
+	return ok, not
 }
 
 // verifier is the state of one verification pass over a report's findings.

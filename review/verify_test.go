@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -176,6 +177,64 @@ func TestVerifyOff(t *testing.T) {
 		r, p := verifyRun(t, m, VerifyOff, nil)
 		if r.Verification != nil || len(m.recorded()) != len(p.Items) || r.Findings[0].Verification != "" {
 			t.Errorf("verify off: %+v, %d calls for %d items", r.Verification, len(m.recorded()), len(p.Items))
+		}
+	})
+}
+
+// TestVerificationAvoidsUnhealthyRoutes: a route the review left disabled
+// (a 401 mid-review) gets no verification request, though a new run would
+// start it afresh: the verification is skipped with the route named, the
+// findings are posted not verified, and Verification.Routes lists no call.
+func TestVerificationAvoidsUnhealthyRoutes(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		good := verifyModel(time.Second, false)
+		var mu sync.Mutex
+		primaries := 0
+		m := &fakeModel{script: func(req *execution.Request) fakeopenai.Answer {
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.HasPrefix(req.Messages[0].Content, "You are warden's verifier") {
+				return good.script(req)
+			}
+			if primaries++; primaries > 1 {
+				return fakeopenai.Answer{Status: 401}
+			}
+			return good.script(req)
+		}}
+		r, p := verifyRun(t, m, VerifyAuto, func(pol *execution.Policy) { pol.MaxConcurrency = 1 })
+		if len(p.Items) < 2 {
+			t.Fatalf("plan has %d items, want 2 or more", len(p.Items))
+		}
+		for _, c := range m.recorded() {
+			if strings.HasPrefix(c.prompt, "You are warden's verifier") {
+				t.Fatal("a verification request went to the route the review disabled")
+			}
+		}
+		v := r.Verification
+		if v == nil || v.Ran || !strings.Contains(v.Skipped, "no healthy route: ") || !strings.Contains(v.Skipped, "disabled (auth)") || len(v.Routes) != 0 {
+			t.Fatalf("verification = %+v, want skipped naming the disabled route, no route stats", v)
+		}
+		if len(r.Findings) != 2 || r.Findings[0].Verification != NotVerified {
+			t.Errorf("findings %+v, want the first item's two, not verified", r.Findings)
+		}
+	})
+}
+
+// TestVerificationRouteStats: the verification requests' calls and tokens
+// are in Verification.Routes, beside the review's in Report.Routes.
+func TestVerificationRouteStats(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		m := verifyModel(time.Second, false)
+		m.usage = execution.Usage{PromptTokens: 50_000, CompletionTokens: 10} // above the prompt-truncation guard
+		r, p := verifyRun(t, m, VerifyAuto, nil)
+		v := r.Verification
+		if v == nil || len(v.Routes) != 1 || v.Routes[0].Calls != v.Requests || v.Routes[0].OK != v.Requests || v.Routes[0].PromptTokens != 50_000*v.Requests {
+			t.Fatalf("verification routes %+v for %d requests (%+v)", v.Routes, v.Requests, v)
+		}
+		if got := r.Routes[0].Calls; got != len(p.Items) {
+			t.Errorf("the review's route stats count %d calls for %d items (verification's counted there too?)", got, len(p.Items))
 		}
 	})
 }

@@ -79,6 +79,9 @@ func markdownDoc(r *review.Report, opts Options) *mdDoc {
 	if r.Outcome == review.OutcomeDryRun {
 		d.fixed("No model was called. This is the plan a review would run, most important first, " +
 			"with each item's effective timeout.\n\n")
+		for _, l := range verificationLines(r) {
+			d.fixed("_" + mdEscape(l) + "._\n\n")
+		}
 		plan := mdPlan(r)
 		d.add(plan)
 		ignored := mdIgnored(r)

@@ -77,6 +77,9 @@ func writeText(buf *bytes.Buffer, r *review.Report, opts Options) error {
 	if r.Outcome == review.OutcomeDryRun {
 		textIgnored(buf, r, p)
 		textPlan(buf, r, p)
+		for _, l := range verificationLines(r) {
+			buf.WriteString("\n" + l + "\n")
+		}
 		return nil
 	}
 	textFindings(buf, r, opts, p)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/org/warden/review"
 )
@@ -13,6 +14,9 @@ func verificationLines(r *review.Report) []string {
 	v := r.Verification
 	if v == nil {
 		return nil
+	}
+	if r.Outcome == review.OutcomeDryRun {
+		return []string{fmt.Sprintf("verification (%s) %s", v.Mode, OneLine(strings.TrimPrefix(v.Skipped, "dry run: ")))}
 	}
 	if !v.Ran {
 		if v.NotVerified == 0 {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -22,6 +23,14 @@ func DryRun(p *Plan, eng *execution.Engine, opts Options) *Report {
 		r.Items[i].DeadlineMS = wi.Deadline.Milliseconds()
 	}
 	r.Summary = summarize(r.Items, 0)
+	if opts.Verify != "" && opts.Verify != VerifyOff {
+		on := "the review's routes"
+		if opts.VerifyRoute != "" {
+			on = "route " + opts.VerifyRoute
+		}
+		r.Verification = &Verification{Mode: opts.Verify, RejectedFindings: []Finding{}, Skipped: fmt.Sprintf(
+			"dry run: would run after the review: one request per chunk with findings, on %s, when %d × its deadline is left before the publish reserve", on, VerifyBudgetFactor)}
+	}
 	return r
 }
 

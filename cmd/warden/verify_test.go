@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,5 +66,30 @@ func TestVerifyEndToEnd(t *testing.T) {
 		if bad.code != exitUsage || !strings.Contains(bad.stderr, tt.want) || strings.Count(bad.stderr, "\n") > 2 {
 			t.Errorf("%q: exit %d, %q; want 2 naming %s", tt.toml, bad.code, bad.stderr, tt.want)
 		}
+	}
+}
+
+// TestVerifyInDryRun: a dry run says what verification would do, in the
+// plan's text and Markdown and in the JSON report, with the route it would
+// run on.
+func TestVerifyInDryRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+	cfg := "[review]\nverify = \"required\"\nverify_route = \"strong\"\n\n[[routes]]\nname = \"strong\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "verification (required) would run after the review: one request per chunk with findings, on route strong, when 2 × its deadline is left"
+	for _, format := range []string{"text", "markdown"} {
+		res := runWarden(t, dir, nil, "", "review", "--diff", diff, "--dry-run", "--format", format)
+		if res.code != exitOK || !strings.Contains(res.stdout, want) {
+			t.Errorf("%s dry run: exit %d, does not say %q:\n%s", format, res.code, want, res.stdout)
+		}
+	}
+	res := runWarden(t, dir, nil, "", "review", "--diff", diff, "--dry-run", "--format", "json")
+	var rep review.Report
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil || rep.Verification == nil || rep.Verification.Mode != review.VerifyRequired || rep.Verification.Ran {
+		t.Errorf("JSON dry run: %v, verification %+v", err, rep.Verification)
 	}
 }

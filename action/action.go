@@ -190,7 +190,7 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 	if err != nil {
 		return fail(err)
 	}
-	bot := a.botSteps(ctx, ev, pr, opts)
+	bot := a.botSteps(ctx, ev, pr, opts, tc.cfg.Secrets)
 	job, err := tc.cfg.Plan(ctx, PlanRequest{
 		Skills: tc.skills, Change: ch, Info: review.Change{Title: pr.Title, Body: pr.Body},
 		Thresholds: a.in.Thresholds, SkillNames: orSkills(opts.skills, a.in.Skills), Budget: a.in.Budget,

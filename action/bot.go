@@ -47,7 +47,10 @@ type botState struct {
 
 // botSteps prepares the results cache and, on a push, the incremental
 // review.
-func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts reviewOptions) botState {
+//
+// keys are the model keys of the trusted configuration: without a
+// results-cache-secret they derive the trusted domain's.
+func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts reviewOptions, keys []string) botState {
 	var st botState
 	if a.in.ResultsCacheDir != "" {
 		domain := CacheFork
@@ -59,6 +62,9 @@ func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts r
 			Domain:    domain,
 			Secret:    a.in.ResultsCacheSecret,
 			WriteOnly: opts.fresh,
+		}
+		if len(st.cache.Secret) == 0 {
+			st.cache.Secret = derivedCacheSecret(keys)
 		}
 	}
 	st.narrow, st.notes = a.incremental(ctx, ev, pr)

@@ -5,9 +5,9 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
-	"github.com/org/warden/execution"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
 )
@@ -37,8 +37,8 @@ func (env Env) Inputs() (Inputs, error) {
 	return in, nil
 }
 
-// Connect masks the token and the results cache's secret in the log (or
-// derives that secret when none is given), checks the inputs and variables
+// Connect masks the token and the results cache's secret in the log (the
+// trusted configuration's keys derive one when none is given), checks the inputs and variables
 // a GitHub client needs, and returns the services that talk to GitHub, with
 // the workspace (GITHUB_WORKSPACE, else dir) and the event. Every error
 // names the input or variable.
@@ -49,8 +49,6 @@ func (env Env) Connect(in *Inputs, dir string) (Services, Event, error) {
 	}
 	if len(in.ResultsCacheSecret) > 0 {
 		env.Mask(string(in.ResultsCacheSecret))
-	} else {
-		in.ResultsCacheSecret = derivedCacheSecret(env.Getenv)
 	}
 	if _, err := ghreport.ParseIncompleteConclusion(in.IncompleteConclusion); err != nil {
 		return Services{}, Event{}, fmt.Errorf("input %v", err)
@@ -83,15 +81,22 @@ func (env Env) Connect(in *Inputs, dir string) (Services, Event, error) {
 }
 
 // derivedCacheSecret signs the results cache when no results-cache-secret
-// is given: a hash of the model key, which a fork's run never has (GitHub
-// passes it no secrets), so that it cannot write an entry the privileged
-// run accepts. Nil without a key. The hash is never printed.
-func derivedCacheSecret(getenv func(string) string) []byte {
-	for _, k := range execution.KeyEnvs {
-		if v := strings.TrimSpace(getenv(k)); v != "" {
-			sum := sha256.Sum256([]byte("warden results cache secret\x00" + v))
-			return sum[:]
+// is given: a hash of the model keys the configuration may send (its
+// routes' api_key_env and the default key variables), which a fork's run
+// never has (GitHub passes it no secrets), so that it cannot write an entry
+// the privileged run accepts. Each distinct key counts once, in order; one
+// key gives the hash earlier versions derived from it. Nil without a key.
+// The hash is never printed.
+func derivedCacheSecret(keys []string) []byte {
+	var distinct []string
+	for _, k := range keys {
+		if k = strings.TrimSpace(k); k != "" && !slices.Contains(distinct, k) {
+			distinct = append(distinct, k)
 		}
 	}
-	return nil
+	if len(distinct) == 0 {
+		return nil
+	}
+	sum := sha256.Sum256([]byte("warden results cache secret\x00" + strings.Join(distinct, "\x00")))
+	return sum[:]
 }

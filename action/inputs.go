@@ -63,7 +63,8 @@ type Inputs struct {
 	// its own subdirectory.
 	ResultsCacheDir string
 	// ResultsCacheSecret signs the trusted domain's entries (input
-	// results-cache-secret); empty means unsigned.
+	// results-cache-secret); empty: a hash of the trusted configuration's
+	// model keys (derivedCacheSecret), unsigned without one.
 	ResultsCacheSecret []byte
 	// CommandTrust are the author associations whose /warden commands run
 	// (input command-associations); nil means bot.DefaultTrusted.

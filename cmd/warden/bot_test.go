@@ -628,3 +628,41 @@ func TestBotReviewCommandOnDraft(t *testing.T) {
 		}
 	}
 }
+
+// TestBotCacheSecretFromRouteKey: without results-cache-secret the trusted
+// domain's entries are signed with a hash of the model keys the trusted
+// configuration sends, a route's own api_key_env included (not only the
+// default key variables): entries written by a run that lacks the route's
+// real key never serve one that has it.
+func TestBotCacheSecretFromRouteKey(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	h.config(fmt.Sprintf("[[routes]]\nname = \"acme\"\nbase_url = %q\nmodel = \"m\"\napi_key_env = \"ACME_KEY\"\n", h.model.URL+"/v1"))
+	delete(h.env, "WARDEN_API_KEY")
+	h.env["WARDEN_RESULTS_CACHE_DIR"] = t.TempDir()
+
+	h.env["ACME_KEY"] = "acme-key-of-someone-else"
+	if res := h.run(context.Background()); res.code != exitFindings {
+		t.Fatalf("first run: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	if entries, _ := filepath.Glob(filepath.Join(h.env["WARDEN_RESULTS_CACHE_DIR"], "trusted", "*", "*")); len(entries) == 0 {
+		t.Fatal("the first run wrote no trusted cache entry")
+	}
+	rerun := func(key string) (calls, planned, cached int) {
+		h.env["ACME_KEY"] = key
+		before := h.model.calls()
+		if res := h.run(context.Background()); res.code != exitFindings {
+			t.Fatalf("run with %s: exit %d; stderr:\n%s", key, res.code, res.stderr)
+		}
+		raw, _ := os.ReadFile(h.outputs()["report-file"])
+		var rep struct{ Summary struct{ Planned, Cached int } }
+		json.Unmarshal(raw, &rep)
+		return h.model.calls() - before, rep.Summary.Planned, rep.Summary.Cached
+	}
+	if calls, planned, cached := rerun("acme-key-the-real-one"); calls != planned || cached != 0 {
+		t.Errorf("with the real key: %d model calls for %d items, %d cached; want none answered from the other key's entries", calls, planned, cached)
+	}
+	if calls, planned, cached := rerun("acme-key-the-real-one"); calls != 0 || cached != planned {
+		t.Errorf("again with the real key: %d model calls, %d of %d cached; want its own entries to serve", calls, cached, planned)
+	}
+}

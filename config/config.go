@@ -116,14 +116,18 @@ type routeConfig struct {
 	// ProbeAPIKeyEnv and ProbeModel are what `warden probe` sends with (a
 	// probe-designated key, as the LiteLLM standard asks); empty: the
 	// route's own, with a warning.
-	ProbeAPIKeyEnv     string   `toml:"probe_api_key_env"`
-	ProbeModel         string   `toml:"probe_model"`
-	MaxConcurrency     int      `toml:"max_concurrency"`
-	RequestTimeout     duration `toml:"request_timeout"`
-	ResponseHealing    bool     `toml:"response_healing"`
-	JSONSchema         *bool    `toml:"json_schema"`
-	Stream             bool     `toml:"stream"`
-	FailoverOnAuth     bool     `toml:"failover_on_auth"`
+	ProbeAPIKeyEnv  string   `toml:"probe_api_key_env"`
+	ProbeModel      string   `toml:"probe_model"`
+	MaxConcurrency  int      `toml:"max_concurrency"`
+	RequestTimeout  duration `toml:"request_timeout"`
+	ResponseHealing bool     `toml:"response_healing"`
+	JSONSchema      *bool    `toml:"json_schema"`
+	Stream          bool     `toml:"stream"`
+	FailoverOnAuth  bool     `toml:"failover_on_auth"`
+	// ContextWindow is the model's context in tokens (0: unknown): a
+	// request refused as too long fails over to a later route with a
+	// larger one (execution.Route.ContextWindow).
+	ContextWindow      int      `toml:"context_window"`
 	MinInterval        duration `toml:"min_interval"`
 	FirstTokenTimeout  duration `toml:"first_token_timeout"`
 	IdleTimeout        duration `toml:"idle_timeout"`
@@ -405,6 +409,8 @@ func (c *fileConfig) checkRoutes(bad badKey) error {
 			return bad(r.line, key("model"), "missing")
 		case r.MaxConcurrency < 0:
 			return bad(r.line, key("max_concurrency"), "must be positive, got %d", r.MaxConcurrency)
+		case r.ContextWindow < 0:
+			return bad(r.line, key("context_window"), "must be a number of tokens, got %d (leave it out when unknown)", r.ContextWindow)
 		case r.PriceInputPerMTok < 0 || r.PriceOutputPerMTok < 0:
 			return bad(r.line, key("price_input_per_mtok"), "prices must not be negative")
 		case !(r.PriceCachedInputPerMTok >= 0):
@@ -459,6 +465,7 @@ func (rc routeConfig) EngineRoute() execution.Route {
 		ResponseHealing:   rc.ResponseHealing,
 		Stream:            rc.Stream,
 		FailoverOnAuth:    rc.FailoverOnAuth,
+		ContextWindow:     rc.ContextWindow,
 		NoSchema:          rc.JSONSchema != nil && !*rc.JSONSchema,
 		MinInterval:       time.Duration(rc.MinInterval),
 		FirstTokenTimeout: time.Duration(rc.FirstTokenTimeout),

@@ -31,6 +31,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"second route bad url", "[[routes]]\nname = \"a\"\nbase_url = \"http://x\"\nmodel = \"m\"\n\n[[routes]]\nname = \"b\"\nbase_url = \"ftp://x\"\nmodel = \"m\"\n", `warden.toml:6: routes[1].base_url: "ftp://x" is not an absolute http or https URL`},
 		{"duplicate route", "[[routes]]\nname = \"a\"\nbase_url = \"http://x\"\nmodel = \"m\"\n[[routes]]\nname = \"a\"\nbase_url = \"http://y\"\nmodel = \"m\"\n", `warden.toml:5: routes[1].name: duplicate route name "a"`},
 		{"negative concurrency", "[review]\nmax_concurrency = -1\n", "warden.toml:2: review.max_concurrency: must be positive, got -1"},
+		{"negative context window", "[[routes]]\nname = \"a\"\nbase_url = \"http://x\"\nmodel = \"m\"\ncontext_window = -8\n",
+			"warden.toml:1: routes[0].context_window: must be a number of tokens, got -8 (leave it out when unknown)"},
 		{"budget too small", "[review]\nbudget = \"40s\"\n", "warden.toml:2: review.budget: 40s leaves no time to review: it must exceed review.reserve (30s) plus review.min_attempt (20s)"},
 		{"hunk budget below min attempt", "[review]\nhunk_budget = \"10s\"\n", "warden.toml:2: review.hunk_budget: 10s is shorter than review.min_attempt (20s): no attempt could start"},
 		{"skill without name", "[[skills]]\npaths = [\"**/*.go\"]\n", "warden.toml: skills[0].name: missing"},
@@ -168,4 +170,22 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("accepted config gives an unusable policy %+v", p)
 		}
 	})
+}
+
+// TestContextWindowReachesTheEngine: [[routes]] context_window is the
+// engine route's ContextWindow (0 when left out).
+func TestContextWindowReachesTheEngine(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("warden.toml", []byte("[[routes]]\nname = \"small\"\nbase_url = \"http://x/v1\"\nmodel = \"m\"\ncontext_window = 8192\n\n"+
+		"[[routes]]\nname = \"unknown\"\nbase_url = \"http://y/v1\"\nmodel = \"m\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes, err := cfg.EngineRoutes(func(string) string { return "" }, false, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if routes[0].ContextWindow != 8192 || routes[1].ContextWindow != 0 {
+		t.Errorf("context windows %d, %d; want 8192 and 0", routes[0].ContextWindow, routes[1].ContextWindow)
+	}
 }

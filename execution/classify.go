@@ -186,7 +186,7 @@ func classifyTransport(err error) Class {
 //	code overloaded, overloaded_error, server_busy, server busy                   → overloaded
 //	code model_not_found, invalid_model, model_not_available                      → model_not_found
 //	code context_length_exceeded, string_above_max_length, tokens_exceeded        → bad_request
-//	     (no class of its own: the engine can read ProviderError.Code to pick a larger-context route)
+//	     (no class of its own: isContextLength lets the engine pick a larger-context route)
 //	code content_filter, content_policy_violation, moderation, flagged            → bad_request
 //	     (also with 403: the input was refused, not the key; the route stays usable)
 //	403 with OpenRouter moderation metadata (reasons, flagged_input) → bad_request
@@ -242,6 +242,22 @@ func classifyProvider(e *ProviderError) Class {
 		return ClassBadRequest
 	}
 	return ClassServerError
+}
+
+// isContextLength reports whether err is a provider refusing the request as
+// too long for the model's context: a context-length code (class
+// bad_request), or 413. The engine then fails over to a route with a larger
+// Route.ContextWindow, if there is one.
+func isContextLength(err error) bool {
+	var pe *ProviderError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(pe.Code)) {
+	case "context_length_exceeded", "string_above_max_length", "tokens_exceeded":
+		return true
+	}
+	return pe.Status == http.StatusRequestEntityTooLarge
 }
 
 // classifyCode is the class an error body's code (lower case) names; ok

@@ -52,6 +52,12 @@ type Route struct {
 	// Profile, when set, replaces the review plan's deadline and retry
 	// rules on this route with a named standard (see ProfileRules).
 	Profile Profile
+	// ContextWindow is the model's context window in tokens; 0: unknown.
+	// An item whose request a route refuses as too long for its context
+	// (400 context_length_exceeded and kin, 413) fails over only to a later
+	// route with a larger known window, skipping the others; without one
+	// it fails there (bad_request), as a request error fails anywhere.
+	ContextWindow int
 	// ProbeProvider and ProbeModel send the route's health probes (a
 	// short request when the breaker is half-open, Policy.ProbeTimeout):
 	// nil and "" use Provider and Model. A probe-designated key lives in

@@ -109,6 +109,7 @@ type routeSpec struct {
 	timeout        time.Duration
 	minInterval    time.Duration
 	profile        execution.Profile
+	contextWindow  int
 	script         func(n int, at time.Duration) reply
 }
 
@@ -171,7 +172,7 @@ func newWorld(t testing.TB, specs []routeSpec) *world {
 		w.routes = append(w.routes, execution.Route{
 			Name: s.name, Model: "model-" + s.name, BaseURL: "https://" + s.name + ".example.com/v1",
 			Provider: c, MaxConcurrency: s.cap, Stream: s.stream, FailoverOnAuth: s.failoverOnAuth,
-			RequestTimeout: s.timeout, MinInterval: s.minInterval, Profile: s.profile,
+			RequestTimeout: s.timeout, MinInterval: s.minInterval, Profile: s.profile, ContextWindow: s.contextWindow,
 		})
 	}
 	return w

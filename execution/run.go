@@ -314,7 +314,11 @@ type itemState struct {
 	lastSent   int   // index in attempts of the last attempt sent; -1: none
 	lastReject int   // index in attempts of the last rejected attempt; -1: none
 	rejectCls  Class // the class the last rejection stands for (auth for a disabled route, ...)
-	log        *slog.Logger
+	// window, after a route refused the request as too long for its
+	// context, is that route's ContextWindow: only a route with a larger
+	// one is tried next (Route.ContextWindow).
+	window int
+	log    *slog.Logger
 }
 
 // outcome is what an item does after a route.
@@ -349,6 +353,9 @@ func (e *Engine) runItem(caller, work context.Context, st *itemState) (res Resul
 	var out outcome
 	var resp *Response
 	for ri := range rs.routes {
+		if st.window > 0 && rs.routes[ri].r.ContextWindow <= st.window {
+			continue // too small for a request a larger context refused
+		}
 		out, resp = e.tryRoute(caller, itemCtx, st, ri)
 		if out != outFailover {
 			break
@@ -647,6 +654,8 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 			a.Reason = ReasonNotRetryable
 		}
 		switch {
+		case a.Class == ClassBadRequest && isContextLength(err) && rs.largerAfter(ri):
+			a.Decision, st.window = DecisionFailover, max(r.r.ContextWindow, 1)
 		case !failsOver(a.Class):
 			a.Decision, a.Reason = DecisionFail, ReasonNoFailover
 		case ri == len(rs.routes)-1:
@@ -752,6 +761,21 @@ func (rs *runState) usableAfter(ri int) bool {
 		d := r.disabled
 		r.mu.Unlock()
 		if !d {
+			return true
+		}
+	}
+	return false
+}
+
+// largerAfter reports whether a usable route after ri has a larger known
+// context window than route ri.
+func (rs *runState) largerAfter(ri int) bool {
+	w := rs.routes[ri].r.ContextWindow
+	for _, r := range rs.routes[ri+1:] {
+		r.mu.Lock()
+		d := r.disabled
+		r.mu.Unlock()
+		if !d && r.r.ContextWindow > w {
 			return true
 		}
 	}

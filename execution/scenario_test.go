@@ -101,3 +101,28 @@ func TestScenarioPanicInOneItem(t *testing.T) {
 		}
 	})
 }
+
+// A provider's real refusal of a long prompt (400 with OpenAI's
+// context_length_exceeded body), read by the real client, moves the item
+// to the route with the larger context window, past a smaller one.
+func TestScenarioContextLengthOverTheWire(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, []routeSpec{
+			{name: "small", contextWindow: 8_192, script: always(reply{Status: 400, Code: "context_length_exceeded"})},
+			{name: "smaller", contextWindow: 4_096, script: always(reply{Delay: sec})},
+			{name: "large", contextWindow: 200_000, script: always(reply{Delay: sec})},
+		})
+		e, err := execution.New(w.routes, execution.DefaultPolicy(), execution.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := e.Run(t.Context(), items(1), nil)[0]
+		if res.Status != execution.StatusDone || res.Route != "large" {
+			t.Fatalf("item %s on %q (%s), want done on large", res.Status, res.Route, res.Class)
+		}
+		if got := []int{w.servers[0].count(), w.servers[1].count(), w.servers[2].count()}; got[0] != 1 || got[1] != 0 || got[2] != 1 {
+			t.Errorf("calls per route %v, want [1 0 1]", got)
+		}
+	})
+}

@@ -307,6 +307,7 @@ type RoutePolicy struct {
 	JSONSchema              bool    `json:"json_schema"`
 	ResponseHealing         bool    `json:"response_healing,omitempty"`
 	FailoverOnAuth          bool    `json:"failover_on_auth,omitempty"`
+	ContextWindow           int     `json:"context_window,omitempty"` // tokens; 0: unknown
 	PriceInputPerMTok       float64 `json:"price_input_per_mtok,omitempty"`
 	PriceOutputPerMTok      float64 `json:"price_output_per_mtok,omitempty"`
 	PriceCachedInputPerMTok float64 `json:"price_cached_input_per_mtok,omitempty"`

@@ -432,6 +432,7 @@ func policyOf(eng *execution.Engine, opts Options) Policy {
 			JSONSchema:              !rt.NoSchema,
 			ResponseHealing:         rt.ResponseHealing,
 			FailoverOnAuth:          rt.FailoverOnAuth,
+			ContextWindow:           rt.ContextWindow,
 			PriceInputPerMTok:       rt.PriceInputPerMTok,
 			PriceOutputPerMTok:      rt.PriceOutputPerMTok,
 			PriceCachedInputPerMTok: rt.PriceCachedInputPerMTok,

@@ -115,6 +115,8 @@ func (c *fileConfig) PrepareReview(files []*hunks.File, source func(string) ([]b
 	setup.SkillNames, setup.Change, setup.Logger, setup.Thresholds = s.SkillNames, s.Change, s.Logger, th
 	setup.Cache, setup.Narrow = s.Cache, s.Narrow
 	setup.Context = c.ContextOptions(os.DirFS(s.Root))
-	setup.Routes = func() ([]execution.Route, error) { return c.EngineRoutes(s.Getenv, !s.DryRun, s.Version) }
+	setup.Routes = func(needKeys bool) ([]execution.Route, error) {
+		return c.EngineRoutes(s.Getenv, needKeys && !s.DryRun, s.Version)
+	}
 	return review.Prepare(files, source, ignored, setup)
 }

@@ -200,7 +200,7 @@ func LoadCorpus(paths []string) ([]*Case, error) {
 func caseDirs(p string) ([]string, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
-		return nil, fmt.Errorf("corpus: %w", err)
+		return nil, fmt.Errorf("corpus %s: %w", p, review.UnwrapPathError(err))
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("corpus %s: not a directory", p)
@@ -210,7 +210,7 @@ func caseDirs(p string) ([]string, error) {
 	}
 	entries, err := os.ReadDir(p)
 	if err != nil {
-		return nil, fmt.Errorf("corpus: %w", err)
+		return nil, fmt.Errorf("corpus %s: %w", p, review.UnwrapPathError(err))
 	}
 	var dirs []string
 	for _, e := range entries {

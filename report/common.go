@@ -435,8 +435,13 @@ func routeCost(rt review.RouteStats) string {
 }
 
 // modelCalled reports whether the review called a model: it has route
-// statistics or an attempt.
+// statistics or an attempt. A review with nothing to review called none
+// (its routes, maybe only the placeholder of no route at all, have no
+// calls to show).
 func modelCalled(r *review.Report) bool {
+	if len(r.Items) == 0 {
+		return false
+	}
 	if len(r.Routes) > 0 {
 		return true
 	}

@@ -217,7 +217,7 @@ func groupIgnored(ig []review.Ignored) []ignoredGroup {
 // timeouts, other failures), duration and time to first token (p50/p95),
 // failovers in and out, breaker openings, tokens and cost.
 func textRoutes(buf *bytes.Buffer, r *review.Report, p palette) {
-	if len(r.Routes) == 0 {
+	if len(r.Routes) == 0 || !modelCalled(r) {
 		return
 	}
 	buf.WriteString("\n" + p.paint(sgrBold, "Routes") + "\n")

@@ -34,8 +34,9 @@ type Setup struct {
 	Configured []SkillSetting // [[skills]] of the configuration
 	// Routes builds the engine's routes; it runs after the skills are
 	// chosen, so a bad skill is reported before a missing key (a
-	// *MissingKeyError).
-	Routes      func() ([]execution.Route, error)
+	// *MissingKeyError). needKeys is false when the change has nothing to
+	// review: no model will be called, so no route or key is required.
+	Routes      func(needKeys bool) ([]execution.Route, error)
 	Policy      execution.Policy
 	Logger      *slog.Logger
 	Thresholds  Thresholds
@@ -99,7 +100,7 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 	for _, sk := range chosen {
 		log.Info("skill", "skill", sk.Name, "source", sk.Source)
 	}
-	routes, err := s.Routes()
+	routes, err := s.Routes(len(hp.Chunks) > 0)
 	if err != nil {
 		return nil, err
 	}

@@ -307,3 +307,25 @@ func TestProseModelNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingToReviewNeedsNoKey: with nothing to review (a clean checkout,
+// an empty range) no model would be called, so no route or key is asked
+// for: the review is complete, exit 0, without an empty route table. With
+// a change, the missing route is still an error (exit 2).
+func TestNothingToReviewNeedsNoKey(t *testing.T) {
+	t.Parallel()
+	r := newGitRepo(t)
+	r.write("a.go", "package a\n")
+	r.git("add", "-A")
+	r.Commit("a")
+	for _, args := range [][]string{{"review"}, {"review", "--base", "HEAD"}} {
+		res := runWarden(t, r.Dir, nil, "", args...)
+		if res.code != exitOK || !strings.HasPrefix(res.stdout, "warden: complete — nothing needed review") || strings.Contains(res.stdout, "Routes") {
+			t.Errorf("warden %v on a clean checkout without a key: exit %d, stdout:\n%s\nstderr: %s", args, res.code, res.stdout, res.stderr)
+		}
+	}
+	r.write("a.go", "package a\n\nfunc A() {}\n")
+	if res := runWarden(t, r.Dir, nil, "", "review"); res.code != exitUsage || !strings.Contains(res.stderr, "no model route") {
+		t.Errorf("warden review of a change without a key: exit %d, stderr %q; want 2 and the missing route named", res.code, res.stderr)
+	}
+}

@@ -151,7 +151,7 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 		}
 		all, err := gh.ThumbsDown(ctx, t.RootID)
 		if err != nil {
-			a.gha.Warningf("warden: reading reactions: %v; the first %d of each comment count", err, len(t.ThumbsDown))
+			a.gha.Warningf("warden: reading reactions: %v; only the thumbs-downs read with the threads (100 a comment) count", err)
 			listAll = false
 			continue
 		}

@@ -38,10 +38,10 @@ func (env Env) Inputs() (Inputs, error) {
 }
 
 // Connect masks the token and the results cache's secret in the log (the
-// trusted configuration's keys derive one when none is given), checks the inputs and variables
-// a GitHub client needs, and returns the services that talk to GitHub, with
-// the workspace (GITHUB_WORKSPACE, else dir) and the event. Every error
-// names the input or variable.
+// trusted configuration's keys derive one when none is given), checks the
+// inputs and variables a GitHub client needs, and returns the services that
+// talk to GitHub, with the workspace (GITHUB_WORKSPACE, else dir) and the
+// event. Every error names the input or variable.
 func (env Env) Connect(in *Inputs, dir string) (Services, Event, error) {
 	token := strings.TrimSpace(env.Getenv("INPUT_GITHUB_TOKEN"))
 	if token != "" {

@@ -65,6 +65,13 @@ func (s *server) count() int {
 	return len(s.starts)
 }
 
+// inFlight is how many calls the server is answering now.
+func (s *server) inFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inflight
+}
+
 func (s *server) maxInFlight() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

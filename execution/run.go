@@ -120,10 +120,17 @@ type routeState struct {
 	disabledClass Class
 	disabledErr   error
 	nextStart     time.Time // pacing: the earliest next request start
-	inflight      int
-	stats         RouteStats // counters only; Stats fills the rest
-	durations     []time.Duration
-	firstBytes    []time.Duration // of the sent calls that reported one
+	// The concurrency limit after 429s (aimd.go): tokens of sem the
+	// engine holds, tokens still to take, accepted answers since the last
+	// change, and until when a 429 does not halve the limit again.
+	parked, owed, okRun    int
+	ceiling                int
+	cutUntil, ceilingUntil time.Time
+	lastOK                 time.Time // the last accepted answer
+	inflight               int
+	stats                  RouteStats // counters only; Stats fills the rest
+	durations              []time.Duration
+	firstBytes             []time.Duration // of the sent calls that reported one
 }
 
 func (e *Engine) newRun(now time.Time) *runState {
@@ -558,13 +565,14 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 		// than half its base deadline.
 		v := verdictOf(a.Class, err, a.Deadline < base/2)
 		e.emitBreaker(r, r.br.done(adm.permit, v))
-		<-r.sem // the slot frees only once the breaker has the verdict
+		r.release() // the slot frees only once the breaker has the verdict
 		r.finish(a, kind == KindRetry)
 
 		// Decide.
 		switch {
 		case a.Class == ClassSuccess:
 			a.Decision = DecisionDone
+			r.accepted(time.Now())
 			st.record(a)
 			return outDone, resp
 		case caller.Err() != nil:
@@ -608,6 +616,9 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 		}
 		if hasRA || limited {
 			e.coolDown(r, ra, a.Class)
+		}
+		if limited {
+			r.rateLimited(now, ra) // too many in flight, perhaps: halve the route's concurrency
 		}
 		if retryable(a.Class, err) {
 			// A Retry-After may lengthen the wait, never shorten it.
@@ -890,11 +901,11 @@ func (e *Engine) admit(ctx context.Context, rs *runState, r *routeState, limit t
 			}
 			r.mu.Unlock()
 			if !ok {
-				<-r.sem
+				r.release()
 				return reject(ReasonBudget, nil)
 			}
 			if !sleep(ctx, at.Sub(now)) {
-				<-r.sem
+				r.release()
 				return reject(ReasonCancelled, context.Cause(ctx))
 			}
 		}
@@ -904,14 +915,14 @@ func (e *Engine) admit(ctx context.Context, rs *runState, r *routeState, limit t
 		disabled, until = r.disabled, r.cooldownUntil
 		r.mu.Unlock()
 		if now := time.Now(); disabled || until.After(now) || limit.Sub(now) < minAttempt {
-			<-r.sem
+			r.release()
 			continue
 		}
 		p, bst, tr, err := r.br.allow()
 		e.emitBreaker(r, tr)
 		adm.state = bst
 		if err != nil {
-			<-r.sem
+			r.release()
 			if last {
 				continue // wait for the breaker above, if the item's time allows
 			}
@@ -923,7 +934,7 @@ func (e *Engine) admit(ctx context.Context, rs *runState, r *routeState, limit t
 		}
 		if p.probe {
 			adm.probes = append(adm.probes, e.probe(ctx, rs, r, p, limit, last))
-			<-r.sem
+			r.release()
 			continue // closed: take a regular permit; open: wait or fail over
 		}
 		adm.permit = p

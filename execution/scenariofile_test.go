@@ -145,21 +145,25 @@ type scRoute struct {
 
 // scFault is one entry of a route's fault schedule.
 type scFault struct {
-	From      span              `toml:"from"`       // the window, on the schedule's clock: from ≤ t < until
-	Until     span              `toml:"until"`      // 0: for ever
-	FirstCall int               `toml:"first_call"` // and by the call's number on the route (0-based): first_call ≤ n < last_call
-	LastCall  int               `toml:"last_call"`  // 0: no limit
-	Weight    float64           `toml:"weight"`     // the entry's share among those that hold the call; 0: 1
-	Delay     span              `toml:"delay"`      // fixed latency before the answer (or the error)
-	Latency   *scLatency        `toml:"latency"`    // or a latency distribution
-	Status    int               `toml:"status"`     // an error status; 0: a good answer
-	Code      string            `toml:"code"`       // the error body's code
-	Headers   map[string]string `toml:"headers"`    // e.g. Retry-After
-	Hang      bool              `toml:"hang"`       // never answer (no headers)
-	Keepalive span              `toml:"keepalive"`  // streaming hang: a keep-alive comment every keepalive
-	Mode      string            `toml:"mode"`       // "stall", "trickle", "empty", "tokens", "stream_error"
-	Every     span              `toml:"every"`      // the mode's interval
-	Count     int               `toml:"count"`      // "tokens": how many
+	From      span `toml:"from"`       // the window, on the schedule's clock: from ≤ t < until
+	Until     span `toml:"until"`      // 0: for ever
+	FirstCall int  `toml:"first_call"` // and by the call's number on the route (0-based): first_call ≤ n < last_call
+	LastCall  int  `toml:"last_call"`  // 0: no limit
+	// InFlightOver holds the call only while more than this many calls
+	// (the call included) are in flight on the route: a provider's
+	// per-key concurrency limit. 0: any.
+	InFlightOver int               `toml:"in_flight_over"`
+	Weight       float64           `toml:"weight"`    // the entry's share among those that hold the call; 0: 1
+	Delay        span              `toml:"delay"`     // fixed latency before the answer (or the error)
+	Latency      *scLatency        `toml:"latency"`   // or a latency distribution
+	Status       int               `toml:"status"`    // an error status; 0: a good answer
+	Code         string            `toml:"code"`      // the error body's code
+	Headers      map[string]string `toml:"headers"`   // e.g. Retry-After
+	Hang         bool              `toml:"hang"`      // never answer (no headers)
+	Keepalive    span              `toml:"keepalive"` // streaming hang: a keep-alive comment every keepalive
+	Mode         string            `toml:"mode"`      // "stall", "trickle", "empty", "tokens", "stream_error"
+	Every        span              `toml:"every"`     // the mode's interval
+	Count        int               `toml:"count"`     // "tokens": how many
 }
 
 // scLatency is a latency distribution: the inverse of a piecewise-linear
@@ -400,7 +404,7 @@ func (sc *scenarioFile) items() []execution.Item {
 }
 
 // script is a route's fault schedule as the harness's server runs it.
-func (r scRoute) script(start time.Duration) func(n int, at time.Duration) reply {
+func (r scRoute) script(start time.Duration, inFlight func() int) func(n int, at time.Duration) reply {
 	seed := uint64(0)
 	for _, c := range r.Name {
 		seed = seed*31 + uint64(c)
@@ -411,7 +415,7 @@ func (r scRoute) script(start time.Duration) func(n int, at time.Duration) reply
 		total := 0.0
 		for _, f := range r.Faults {
 			if at < time.Duration(f.From) || (f.Until > 0 && at >= time.Duration(f.Until)) ||
-				n < f.FirstCall || (f.LastCall > 0 && n >= f.LastCall) {
+				n < f.FirstCall || (f.LastCall > 0 && n >= f.LastCall) || (f.InFlightOver > 0 && inFlight() <= f.InFlightOver) {
 				continue
 			}
 			held = append(held, f)
@@ -456,14 +460,16 @@ func unit(seed uint64, n int) float64 {
 func (sc *scenarioFile) world(t testing.TB) (*world, execution.Policy) {
 	t.Helper()
 	specs := make([]routeSpec, len(sc.Routes))
+	servers := make([]*server, len(sc.Routes)) // filled below, read only while a call is served
 	for i, r := range sc.Routes {
 		specs[i] = routeSpec{
 			name: r.Name, cap: r.MaxConcurrency, stream: r.Stream, failoverOnAuth: r.FailoverOnAuth,
 			timeout: time.Duration(r.RequestTimeout), minInterval: time.Duration(r.MinInterval),
-			script: r.script(time.Duration(sc.Start)),
+			script: r.script(time.Duration(sc.Start), func() int { return servers[i].inFlight() }),
 		}
 	}
 	w := newWorld(t, specs)
+	copy(servers, w.servers)
 	p := sc.policy()
 	for i, r := range sc.Routes {
 		rt := &w.routes[i]

@@ -74,9 +74,13 @@ type RouteStats struct {
 	// Run the two sums are equal.
 	FailoversIn, FailoversOut int
 
-	CircuitOpens int          // times the breaker opened
-	Breaker      BreakerState // at the time of the Stats call
-	MaxInFlight  int          // the most calls in flight at once (≤ the route's cap)
+	CircuitOpens int // times the breaker opened
+	// ConcurrencyCuts counts the times a 429 halved the route's
+	// concurrency (aimd.go); MinConcurrency is the lowest it went (0: never
+	// cut).
+	ConcurrencyCuts, MinConcurrency int
+	Breaker                         BreakerState // at the time of the Stats call
+	MaxInFlight                     int          // the most calls in flight at once (≤ the route's cap)
 
 	Disabled      bool  // auth, payment or unknown model disabled it
 	DisabledClass Class // the class that disabled it

@@ -120,7 +120,8 @@ type timedOut struct {
 //     intermittent_stalls.
 //   - rate_limited: a call of class rate_limited (HTTP 429): "rate limited;
 //     honoured Retry-After N s" with the longest Retry-After the server
-//     sent, or the review's rate_limit_backoff when it sent none.
+//     sent, or the review's rate_limit_backoff when it sent none; and
+//     when 429s cut the route's concurrency, to how many.
 //
 // Provider-wide comes first, then each route in the report's route order
 // (routes only the attempts name follow, by name), in the order above.
@@ -357,12 +358,18 @@ func (e *routeEvidence) waitDiagnoses(r *Report) []Diagnosis {
 		}
 	}
 	if n := e.classes["rate_limited"]; n > 0 {
+		cut := ""
+		for _, rt := range r.Routes {
+			if rt.Name == e.name && rt.ConcurrencyCuts > 0 {
+				cut = fmt.Sprintf("; concurrent calls cut to %d (of %d) after 429s", rt.MinConcurrency, routePolicy(r, e.name).MaxConcurrency)
+			}
+		}
 		if e.retryMS > 0 {
-			add(DiagnosisRateLimited, n, "rate limited; honoured Retry-After %s (%s answered 429)",
-				seconds(e.retryMS), Counted(n, "call", "calls"))
+			add(DiagnosisRateLimited, n, "rate limited; honoured Retry-After %s (%s answered 429)%s",
+				seconds(e.retryMS), Counted(n, "call", "calls"), cut)
 		} else {
-			add(DiagnosisRateLimited, n, "rate limited; no Retry-After given, the route cooled down %s (%s answered 429)",
-				seconds(r.Policy.RateLimitBackoffMS), Counted(n, "call", "calls"))
+			add(DiagnosisRateLimited, n, "rate limited; no Retry-After given, the route cooled down %s (%s answered 429)%s",
+				seconds(r.Policy.RateLimitBackoffMS), Counted(n, "call", "calls"), cut)
 		}
 	}
 	return out

@@ -179,3 +179,22 @@ func TestDiagnose(t *testing.T) {
 		})
 	}
 }
+
+// TestDiagnoseConcurrencyCut: when 429s cut a route's concurrency, the
+// rate-limited diagnosis says to how many of the route's cap.
+func TestDiagnoseConcurrencyCut(t *testing.T) {
+	t.Parallel()
+	r := &Report{
+		Items: []Item{{Path: "a.go", Status: StatusReviewed, Attempts: []Attempt{
+			{Route: "primary", Class: "rate_limited", DurationMS: 100, RetryAfterMS: 2000},
+			{Route: "primary", Class: "success", DurationMS: 1000},
+		}}},
+		Routes: []RouteStats{{Name: "primary", ConcurrencyCuts: 1, MinConcurrency: 2}},
+		Policy: Policy{Routes: []RoutePolicy{{Name: "primary", MaxConcurrency: 4}}},
+	}
+	got := Diagnose(r)
+	want := "primary: rate limited; honoured Retry-After 2 s (1 call answered 429); concurrent calls cut to 2 (of 4) after 429s"
+	if len(got) != 1 || got[0].Message != want {
+		t.Errorf("Diagnose = %+v, want one diagnosis %q", got, want)
+	}
+}

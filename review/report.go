@@ -234,6 +234,10 @@ type RouteStats struct {
 	Retries      int `json:"retries"`   // calls that were retries on this route
 	Rejected     int `json:"rejected"`  // attempts not sent: breaker open, cool-down, bulkhead full, disabled
 	Cancelled    int `json:"cancelled"` // calls ended by the caller or the review budget (in calls, not in failed)
+	// ConcurrencyCuts counts the times a 429 cut the route's concurrency
+	// (the engine's AIMD); MinConcurrency is the lowest it went.
+	ConcurrencyCuts int `json:"concurrency_cuts,omitempty"`
+	MinConcurrency  int `json:"min_concurrency,omitempty"`
 	// Disabled names the class that took the route out of the review
 	// (auth, payment, model_not_found); empty while it served.
 	Disabled         string `json:"disabled,omitempty"`

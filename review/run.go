@@ -481,6 +481,8 @@ func routeStats(eng *execution.Engine, stats []execution.RouteStats) []RouteStat
 			Retries:          s.Retries,
 			Rejected:         s.Rejected,
 			Cancelled:        s.Cancelled,
+			ConcurrencyCuts:  s.ConcurrencyCuts,
+			MinConcurrency:   s.MinConcurrency,
 			PromptTokens:     s.Usage.PromptTokens,
 			CompletionTokens: s.Usage.CompletionTokens,
 			CachedTokens:     s.Usage.CachedTokens,

@@ -90,7 +90,10 @@ func Parse(args []string, def string) (Invocation, error) {
 		fs := flag.NewFlagSet("warden "+name, flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		var err error
-		if inv.Options, err = c.parse(fs, args); err != nil {
+		switch inv.Options, err = c.parse(fs, args); {
+		case errors.Is(err, flag.ErrHelp): // -help=true and kin, which wantsHelp does not spot
+			return Invocation{Command: name, Help: true}, nil
+		case err != nil:
 			return Invocation{}, &Error{Command: name, Err: err}
 		}
 	}

@@ -38,6 +38,7 @@ func TestParseOptions(t *testing.T) {
 		{[]string{"help", "--help"}, "review", Invocation{Command: "help", Help: true}},
 		{[]string{"probe", "--force", "-h"}, "review", Invocation{Command: "probe", Help: true}},
 		{[]string{"-h"}, "action", Invocation{Help: true}},
+		{[]string{"review", "--help=true"}, "action", Invocation{Command: "review", Help: true}},
 	}
 	for _, c := range cases {
 		got, err := Parse(c.args, c.def)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -65,7 +64,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	stderr = &syncWriter{w: stderr}
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	code, err := dispatch(ctx, e, args)
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
+	if err != nil {
 		fmt.Fprintf(stderr, "warden: %s\n", oneLine(err.Error()))
 	}
 	return code
@@ -133,8 +132,6 @@ func exitCode(code int, err error) (int, error) {
 	switch {
 	case err == nil:
 		return code, nil
-	case errors.Is(err, flag.ErrHelp):
-		return exitOK, err
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted, err
 	case errors.As(err, &ue):

@@ -11,9 +11,9 @@ import (
 // cap again after every cool-down, and most items would fail rate_limited.
 //
 //   - A 429 cuts the route's limit, at most once until its cool-down ends
-//     (the calls of one burst count once): to half, or to the calls the
-//     provider was still serving beside it, whichever is more, and at
-//     least by one.
+//     (the calls of one burst count once): to half; when the provider was
+//     also answering (an answer within the last minute), to the calls it
+//     was still serving beside the 429 if that is more; at least by one.
 //   - After each run of `limit` accepted answers (once the cool-down is
 //     over) one slot comes back, up to the route's cap. When the provider
 //     was also accepting calls (an answer within the last minute: it
@@ -57,10 +57,15 @@ func (r *routeState) rateLimited(now time.Time, wait time.Duration) {
 	}
 	r.cutUntil, r.okRun = now.Add(max(wait, time.Second)), 0
 	limit := r.limitNow()
-	next := max(1, min(limit-1, max(limit/2, r.inflight)))
-	if !r.lastOK.IsZero() && now.Sub(r.lastOK) <= time.Minute {
+	next := limit / 2
+	if answering := !r.lastOK.IsZero() && now.Sub(r.lastOK) <= time.Minute; answering {
+		// The calls in flight beside the 429 are being served: the
+		// provider's limit is at least that. A burst of 429s to calls sent
+		// together (no answer yet) says nothing of the sort.
+		next = max(next, r.inflight)
 		r.ceiling, r.ceilingUntil = limit, now.Add(ceilingHold)
 	}
+	next = max(1, min(limit-1, next))
 	if next >= limit {
 		return
 	}

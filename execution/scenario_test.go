@@ -3,6 +3,8 @@ package execution_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -123,6 +125,53 @@ func TestScenarioContextLengthOverTheWire(t *testing.T) {
 		}
 		if got := []int{w.servers[0].count(), w.servers[1].count(), w.servers[2].count()}; got[0] != 1 || got[1] != 0 || got[2] != 1 {
 			t.Errorf("calls per route %v, want [1 0 1]", got)
+		}
+	})
+}
+
+// REFERENCE C5, the herd: 8 items on a route capped at 4; the first four
+// calls get 429 with Retry-After 10 s after 1 s. No call goes out during
+// the cool-down, the queued items wait it out, and after it at most two
+// are in flight (one cut for the four 429s: 4 → 2), then the limit grows
+// back.
+func TestScenarioHerdCutsConcurrencyOnce(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var w *world
+		var after []int // in flight (this call included) at each call from 11 s on
+		var mu sync.Mutex
+		script := func(n int, at time.Duration) reply {
+			if n < 4 {
+				return reply{Delay: sec, Status: 429, Header: map[string]string{"Retry-After": "10"}}
+			}
+			if at >= 11*sec {
+				mu.Lock()
+				after = append(after, w.servers[0].inFlight())
+				mu.Unlock()
+			}
+			return reply{Delay: sec}
+		}
+		w = newWorld(t, []routeSpec{{name: "r0", cap: 4, script: script}})
+		e, err := execution.New(w.routes, execution.DefaultPolicy(), execution.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results, stats := e.RunStats(t.Context(), items(8), nil)
+		for i, r := range results {
+			if r.Status != execution.StatusDone {
+				t.Errorf("item %d: %s (%s)", i, r.Status, r.Class)
+			}
+		}
+		for _, s := range w.servers[0].calls() {
+			if s > sec && s < 11*sec {
+				t.Errorf("a call at %v, inside the cool-down (1 s, 11 s)", s)
+			}
+		}
+		if len(after) == 0 || after[0] > 2 || slices.Max(after) > 3 {
+			t.Errorf("in flight after the cool-down %v: want at most 2 at first (4 → 2), growing back by one", after)
+		}
+		if stats[0].ConcurrencyCuts != 1 || stats[0].MinConcurrency != 2 {
+			t.Errorf("cuts %d to %d, want one cut to 2 for the four 429s", stats[0].ConcurrencyCuts, stats[0].MinConcurrency)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -81,5 +82,53 @@ func TestIsContextLength(t *testing.T) {
 		if got := isContextLength(err); got != want {
 			t.Errorf("isContextLength(%v) = %v, want %v", err, got, want)
 		}
+	}
+}
+
+// TestTooLongSkipsToALargerWindow: a request that cannot fit a route's
+// known context window (a quarter of its characters plus max_tokens) goes
+// straight to a later route with a larger one, the skip recorded as an
+// attempt not sent (context_window); with no larger route it is sent, and
+// the provider decides.
+func TestTooLongSkipsToALargerWindow(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		windows []int
+		want    []string
+		calls   []int
+	}{
+		{"skipped to the larger window", []int{2_000, 128_000}, []string{"r0:primary:rejected:failover", "r1:failover:success:done"}, []int{0, 1}},
+		{"sent where no route is larger", []int{2_000, 0}, []string{"r0:primary:success:done"}, []int{1, 0}},
+		{"sent when it fits", []int{64_000, 128_000}, []string{"r0:primary:success:done"}, []int{1, 0}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				t0 := time.Now()
+				var routes []Route
+				var fakes []*fakeProvider
+				for i, w := range tt.windows {
+					f := newFake("r"+string(rune('0'+i)), t0, always(step{Delay: time.Second}))
+					rt := route(f.name, f)
+					rt.ContextWindow = w
+					routes, fakes = append(routes, rt), append(fakes, f)
+				}
+				items := testItems(1)
+				items[0].Request.Messages[1].Content = strings.Repeat("x := f(y)\n", 2_000) // 20,000 characters
+				res := mustNew(t, routes, policy(nil), Options{}).Run(t.Context(), items, nil)[0]
+				if diff := cmp.Diff(tt.want, kinds(res.Attempts)); diff != "" {
+					t.Errorf("attempts (-want +got):\n%s", diff)
+				}
+				if a := res.Attempts[0]; a.Class == ClassRejected && (a.Reason != ReasonContextWindow || !strings.Contains(a.Err.Error(), "context_window is 2000")) {
+					t.Errorf("the skip: reason %q, error %v", a.Reason, a.Err)
+				}
+				for i, f := range fakes {
+					if f.count() != tt.calls[i] {
+						t.Errorf("route %d: %d calls, want %d", i, f.count(), tt.calls[i])
+					}
+				}
+			})
+		})
 	}
 }

@@ -221,11 +221,12 @@ const (
 	ReasonBudgetTokens = "budget:tokens" // Policy.MaxTotalTokens cannot fit it
 	ReasonCancelled    = "cancelled"     // the caller's context ended
 
-	ReasonCircuitOpen  = "circuit_open"      // the route's breaker is open
-	ReasonHalfOpenBusy = "circuit_half_open" // the breaker's probe slot is taken
-	ReasonCooldown     = "cooldown"          // the route cools down (Retry-After, 429)
-	ReasonDisabled     = "disabled"          // auth, payment or unknown model earlier in the review
-	ReasonBulkheadFull = "bulkhead_full"     // the route's concurrency cap stayed full
+	ReasonCircuitOpen   = "circuit_open"      // the route's breaker is open
+	ReasonHalfOpenBusy  = "circuit_half_open" // the breaker's probe slot is taken
+	ReasonCooldown      = "cooldown"          // the route cools down (Retry-After, 429)
+	ReasonDisabled      = "disabled"          // auth, payment or unknown model earlier in the review
+	ReasonBulkheadFull  = "bulkhead_full"     // the route's concurrency cap stayed full
+	ReasonContextWindow = "context_window"    // the request is longer than the route's context window (a later route's is larger)
 
 	ReasonRetryCap     = "retry_cap"     // the per-(item, route) retry cap is used up
 	ReasonRetryBudget  = "retry_budget"  // the review-wide retry budget is used up

@@ -363,6 +363,9 @@ func (e *Engine) runItem(caller, work context.Context, st *itemState) (res Resul
 		if st.window > 0 && rs.routes[ri].r.ContextWindow <= st.window {
 			continue // too small for a request a larger context refused
 		}
+		if e.tooLongFor(st, ri) {
+			continue
+		}
 		out, resp = e.tryRoute(caller, itemCtx, st, ri)
 		if out != outFailover {
 			break
@@ -776,6 +779,35 @@ func (rs *runState) usableAfter(ri int) bool {
 		}
 	}
 	return false
+}
+
+// tooLongFor reports, and records as an attempt not sent, that the item's
+// request cannot fit route ri's known context window while a later route's
+// larger one may: its prompt at four characters a token (fewer tokens than
+// code has, so a request this test refuses is surely too long) plus its
+// max_tokens. A request it lets through may still be refused, and then
+// fails over as refused (isContextLength).
+func (e *Engine) tooLongFor(st *itemState, ri int) bool {
+	r := st.rs.routes[ri]
+	w := r.r.ContextWindow
+	if w <= 0 || !st.rs.largerAfter(ri) {
+		return false
+	}
+	req := r.r.apply(*st.item.Request)
+	need := Measure(&req, r.r)/4 + max(req.MaxTokens, 0)
+	if need <= w {
+		return false
+	}
+	kind := KindFailover
+	if len(st.attempts) == 0 {
+		kind = KindPrimary
+	}
+	rej := &rejection{route: r.r.Name, reason: ReasonContextWindow,
+		cause: fmt.Errorf("the request needs about %d tokens, the route's context_window is %d", need, w)}
+	st.record(Attempt{Route: r.r.Name, Model: r.r.Model, Kind: kind, Number: len(st.attempts) + 1, Start: time.Since(st.rs.start),
+		Class: ClassRejected, Reason: ReasonContextWindow, Err: rej, Decision: DecisionFailover})
+	r.count(func(s *RouteStats) { s.Rejected++ })
+	return true
 }
 
 // largerAfter reports whether a usable route after ri has a larger known

@@ -36,19 +36,7 @@ func TestContextLengthFailsOverToALargerWindow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				t0 := time.Now()
-				var routes []Route
-				var fakes []*fakeProvider
-				for i, w := range tt.windows {
-					s := step{Delay: time.Second}
-					if i == 0 {
-						s = tt.refusal
-					}
-					f := newFake("r"+string(rune('0'+i)), t0, always(s))
-					rt := route(f.name, f)
-					rt.ContextWindow = w
-					routes, fakes = append(routes, rt), append(fakes, f)
-				}
+				routes, fakes := windowRoutes(tt.windows, tt.refusal)
 				res := mustNew(t, routes, policy(nil), Options{}).Run(t.Context(), testItems(1), nil)[0]
 				if diff := cmp.Diff(tt.want, kinds(res.Attempts)); diff != "" {
 					t.Errorf("attempts (-want +got):\n%s", diff)
@@ -105,15 +93,7 @@ func TestTooLongSkipsToALargerWindow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				t0 := time.Now()
-				var routes []Route
-				var fakes []*fakeProvider
-				for i, w := range tt.windows {
-					f := newFake("r"+string(rune('0'+i)), t0, always(step{Delay: time.Second}))
-					rt := route(f.name, f)
-					rt.ContextWindow = w
-					routes, fakes = append(routes, rt), append(fakes, f)
-				}
+				routes, fakes := windowRoutes(tt.windows, step{Delay: time.Second})
 				items := testItems(1)
 				items[0].Request.Messages[1].Content = strings.Repeat("x := f(y)\n", 2_000) // 20,000 characters
 				res := mustNew(t, routes, policy(nil), Options{}).Run(t.Context(), items, nil)[0]
@@ -131,4 +111,23 @@ func TestTooLongSkipsToALargerWindow(t *testing.T) {
 			})
 		})
 	}
+}
+
+// windowRoutes are routes r0, r1, ... with the given context windows; r0
+// answers first, the others after a second.
+func windowRoutes(windows []int, first step) ([]Route, []*fakeProvider) {
+	t0 := time.Now()
+	var routes []Route
+	var fakes []*fakeProvider
+	for i, w := range windows {
+		s := step{Delay: time.Second}
+		if i == 0 {
+			s = first
+		}
+		f := newFake("r"+string(rune('0'+i)), t0, always(s))
+		rt := route(f.name, f)
+		rt.ContextWindow = w
+		routes, fakes = append(routes, rt), append(fakes, f)
+	}
+	return routes, fakes
 }

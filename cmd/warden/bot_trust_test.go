@@ -54,14 +54,7 @@ func (h *actionHarness) permissionLookups() []string {
 // a thread do. Each login is looked up once a run.
 func TestBotDismissalNeedsWriteAccess(t *testing.T) {
 	t.Parallel()
-	h := newActionHarness(t, "high")
-	if res := h.run(context.Background()); res.code != exitFindings {
-		t.Fatalf("first review: exit %d; stderr:\n%s", res.code, res.stderr)
-	}
-	roots := rootComments(h)
-	if len(roots) < 2 {
-		t.Fatalf("%d findings posted, want 2 or more", len(roots))
-	}
+	h, roots := reviewedTwice(t)
 	down, resolved := roots[0], roots[1]
 	h.gh.SetRole("mallory", fakegithub.RoleRead)
 	h.gh.SetRole("sock", fakegithub.RoleNone)
@@ -95,6 +88,21 @@ func TestBotDismissalNeedsWriteAccess(t *testing.T) {
 	if got := strings.Join(h.permissionLookups()[2:], ","); got != "mallory,sock,maria,wendy" {
 		t.Errorf("second run's permission lookups %q, want mallory,sock,maria,wendy", got)
 	}
+}
+
+// reviewedTwice is a harness whose first review posted two findings or
+// more, and their root comments.
+func reviewedTwice(t *testing.T) (*actionHarness, []fakegithub.ReviewComment) {
+	t.Helper()
+	h := newActionHarness(t, "high")
+	if res := h.run(context.Background()); res.code != exitFindings {
+		t.Fatalf("first review: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	roots := rootComments(h)
+	if len(roots) < 2 {
+		t.Fatalf("%d findings posted, want 2 or more", len(roots))
+	}
+	return h, roots
 }
 
 // rootComments are warden's first comments of its threads whose finding
@@ -206,14 +214,7 @@ func TestBotPermissionLookupsBounded(t *testing.T) {
 // still dismisses its finding.
 func TestBotReactionsReadWithThreads(t *testing.T) {
 	t.Parallel()
-	h := newActionHarness(t, "high")
-	if res := h.run(context.Background()); res.code != exitFindings {
-		t.Fatalf("first review: exit %d; stderr:\n%s", res.code, res.stderr)
-	}
-	roots := rootComments(h)
-	if len(roots) < 2 {
-		t.Fatalf("%d findings posted, want 2 or more", len(roots))
-	}
+	h, roots := reviewedTwice(t)
 	for _, who := range []string{"mallory", "sock", "eve"} {
 		h.gh.AddReaction(fakegithub.OnReviewComment, roots[0].ID, fakegithub.Reaction{Content: "-1", User: who})
 	}

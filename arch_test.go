@@ -72,7 +72,7 @@ var confined = map[string][]string{
 	// GraphQL as plain JSON over go-github's client.
 	"github.com/vektah/gqlparser/v2": {"internal/fakegithub"},
 	// execution: its scenario runner's tests decode a user's incident file (faults, items,
-	// expectations); its [review] and [retry] go through config.Parse.
+	// expectations); its [review], [retry] and [[routes]] go through config.Parse.
 	"github.com/pelletier/go-toml/v2": {"config", "execution", "eval"},
 }
 

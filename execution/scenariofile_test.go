@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -73,9 +75,10 @@ type scenarioFile struct {
 	Skills  []any          `toml:"skills"`
 	Version int            `toml:"version"`
 
-	name string
-	path string
-	pol  execution.Policy // [review] and [retry] as warden.toml maps them
+	name   string
+	path   string
+	cfg    *config.File // the warden.toml part, as config reads it
+	cfgErr error        // why config refused it, when [expect] config_error asks for a refusal
 }
 
 // itemGroup is count items whose user message has chars characters.
@@ -84,8 +87,10 @@ type itemGroup struct {
 	Chars int `toml:"chars"`
 }
 
-// scReview and scRetry are warden.toml's [review] and [retry] (the keys
-// that reach the engine; the rest are accepted and ignored).
+// scReview, scRetry and scRoute spell warden.toml's [review], [retry] and
+// [[routes]] keys, so that the file decodes strictly with each unknown key's
+// line; what the keys mean is config's (configOf), and
+// TestScenarioKeysAreWardenTOMLs keeps the spelling equal to config's.
 type scReview struct {
 	Budget         span    `toml:"budget"`
 	HunkBudget     span    `toml:"hunk_budget"`
@@ -101,6 +106,10 @@ type scReview struct {
 	BatchSkills    bool    `toml:"batch_skills"`
 	MaxCostUSD     float64 `toml:"max_cost_usd"`
 	MaxTotalTokens int     `toml:"max_total_tokens"`
+	Verify         string  `toml:"verify"`
+	VerifyRoute    string  `toml:"verify_route"`
+	Context        string  `toml:"context"`
+	ContextChars   int     `toml:"context_chars"`
 }
 
 type scRetry struct {
@@ -135,6 +144,7 @@ type scRoute struct {
 	PriceInputPerMTok       float64 `toml:"price_input_per_mtok"`
 	PriceOutputPerMTok      float64 `toml:"price_output_per_mtok"`
 	PriceCachedInputPerMTok float64 `toml:"price_cached_input_per_mtok"`
+	ContextWindow           int     `toml:"context_window"`
 
 	// Faults is the route's schedule: for each call, the entries whose
 	// window holds the call are weighed, and one is drawn (seeded by the
@@ -192,7 +202,7 @@ func (l *scLatency) sample(u float64) time.Duration {
 // scBounds are a scenario's expected figures. Zero values are not checked
 // (use the pointer fields to ask for a zero).
 type scBounds struct {
-	ConfigError     string                   `toml:"config_error"`       // the configuration is refused at load time with this in its message (Policy.Validate); nothing runs
+	ConfigError     string                   `toml:"config_error"`       // the configuration is refused at load time with this in its message (config.Parse, Policy.Validate); nothing runs
 	Outcome         string                   `toml:"outcome"`            // complete, partial or provider-unavailable (review.Decide)
 	MaxWall         span                     `toml:"max_wall"`           // from the review's start to Run's return
 	MinWall         span                     `toml:"min_wall"`           // (for the naive side: at least this long)
@@ -237,8 +247,11 @@ func loadScenario(path string) (*scenarioFile, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	sc.name, sc.path = strings.TrimSuffix(filepath.Base(path), ".toml"), path
-	if sc.pol, err = configPolicy(path, data); err != nil {
-		return nil, err
+	if sc.cfg, err = configOf(path, data); err != nil {
+		if sc.Expect.ConfigError == "" {
+			return nil, err
+		}
+		sc.cfgErr = err // refused at load time, as the file expects: runScenario checks the message
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...))
@@ -353,14 +366,16 @@ func TestScenarioDirs(t *testing.T) {
 // policy is the engine policy of the file's [review] and [retry], read by
 // warden's own configuration loader (config.Parse) so that a scenario
 // gets exactly what the same keys give in warden.toml.
-func (sc *scenarioFile) policy() execution.Policy { return sc.pol }
+func (sc *scenarioFile) policy() execution.Policy { return sc.cfg.Policy() }
 
-// configPolicy reads the [review] and [retry] tables of a scenario file
-// through config.Parse, with its checks and defaults.
-func configPolicy(path string, data []byte) (execution.Policy, error) {
+// configOf reads a scenario file's warden.toml part, [review], [retry] and
+// [[routes]] without their faults, through config.Parse, with its checks
+// and defaults; a route without base_url or model gets the harness's. Its
+// errors name the key (the line is the file's own decoder's business).
+func configOf(path string, data []byte) (*config.File, error) {
 	var all map[string]any
 	if err := toml.Unmarshal(data, &all); err != nil {
-		return execution.Policy{}, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	part := map[string]any{}
 	for _, k := range []string{"review", "retry"} {
@@ -368,22 +383,43 @@ func configPolicy(path string, data []byte) (execution.Policy, error) {
 			part[k] = v
 		}
 	}
+	if routes, ok := all["routes"].([]any); ok {
+		var rs []any
+		for _, r := range routes {
+			m, _ := r.(map[string]any)
+			rc := map[string]any{}
+			for k, v := range m {
+				if k != "faults" {
+					rc[k] = v
+				}
+			}
+			name, _ := rc["name"].(string)
+			if _, ok := rc["base_url"]; !ok {
+				rc["base_url"] = "https://" + name + ".example.com/v1"
+			}
+			if _, ok := rc["model"]; !ok {
+				rc["model"] = "model-" + name
+			}
+			rs = append(rs, rc)
+		}
+		part["routes"] = rs
+	}
 	doc, err := toml.Marshal(part)
 	if err != nil {
-		return execution.Policy{}, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	cfg, err := config.Parse(path, doc)
 	if err != nil {
-		return execution.Policy{}, err
+		return nil, errors.New(regexp.MustCompile(`^`+regexp.QuoteMeta(path)+`:\d+: `).ReplaceAllString(err.Error(), path+": "))
 	}
-	return cfg.Policy(), nil
+	return cfg, nil
 }
 
 // items builds the file's items: a system message and a user message of
 // the group's size.
 func (sc *scenarioFile) items() []execution.Item {
 	var out []execution.Item
-	maxTokens := sc.Review.MaxTokens
+	maxTokens := sc.cfg.Setup().MaxTokens
 	if maxTokens == 0 {
 		maxTokens = 2000
 	}
@@ -462,26 +498,15 @@ func (sc *scenarioFile) world(t testing.TB) (*world, execution.Policy) {
 	specs := make([]routeSpec, len(sc.Routes))
 	servers := make([]*server, len(sc.Routes)) // filled below, read only while a call is served
 	for i, r := range sc.Routes {
-		specs[i] = routeSpec{
-			name: r.Name, cap: r.MaxConcurrency, stream: r.Stream, failoverOnAuth: r.FailoverOnAuth,
-			timeout: time.Duration(r.RequestTimeout), minInterval: time.Duration(r.MinInterval),
-			script: r.script(time.Duration(sc.Start), func() int { return servers[i].inFlight() }),
-		}
+		specs[i] = routeSpec{name: r.Name, script: r.script(time.Duration(sc.Start), func() int { return servers[i].inFlight() })}
 	}
 	w := newWorld(t, specs)
 	copy(servers, w.servers)
 	p := sc.policy()
-	for i, r := range sc.Routes {
-		rt := &w.routes[i]
-		if r.Model != "" {
-			rt.Model = r.Model
-		}
-		rt.ResponseHealing = r.ResponseHealing
-		rt.NoSchema = r.JSONSchema != nil && !*r.JSONSchema
-		rt.FirstTokenTimeout, rt.IdleTimeout = time.Duration(r.FirstTokenTimeout), time.Duration(r.IdleTimeout)
-		rt.PriceInputPerMTok, rt.PriceOutputPerMTok, rt.PriceCachedInputPerMTok = r.PriceInputPerMTok, r.PriceOutputPerMTok, r.PriceCachedInputPerMTok
-		rt.Profile, _ = execution.ParseProfile(r.Profile) // checked by loadScenario
-		rt.Breaker.Window, rt.ProbeModel = time.Duration(r.BreakerWindow), r.ProbeModel
+	for i := range sc.Routes {
+		rt := sc.cfg.Routes[i].EngineRoute() // every key of the route as warden.toml gives it
+		rt.Provider = w.routes[i].Provider
+		w.routes[i] = rt
 	}
 	return w, p
 }
@@ -527,9 +552,15 @@ func measure(w *world, f *figures) {
 // runScenario runs the scenario through the engine; call it in a bubble.
 func runScenario(t *testing.T, sc *scenarioFile) *figures {
 	t.Helper()
+	if sc.cfgErr != nil {
+		if want := sc.Expect.ConfigError; !strings.Contains(sc.cfgErr.Error(), want) {
+			t.Fatalf("%s: loading the configuration says %v, want an error containing %q", sc.name, sc.cfgErr, want)
+		}
+		return nil
+	}
 	w, p := sc.world(t)
 	// What warden does when it loads a configuration: refuse one whose
-	// time scales cannot compose.
+	// time scales cannot compose (config.Parse already did, with the key).
 	err := p.Validate(w.routes)
 	if want := sc.Expect.ConfigError; want != "" || err != nil {
 		if err == nil || want == "" || !strings.Contains(err.Error(), want) {
@@ -751,5 +782,37 @@ func TestScenarioLatencyShape(t *testing.T) {
 	slices.Sort(d)
 	if p95, m := d[9499], d[9999]; p95 < 6*time.Minute || p95 > 6*time.Minute+24*time.Second || m > 42*time.Minute+36*time.Second || m < 40*time.Minute {
 		t.Errorf("provider tail p95 %v, max %v; want ≈ 6.2 min and ≤ 42.6 min", p95, m)
+	}
+}
+
+// TestScenarioKeysAreWardenTOMLs: a scenario file's [review], [retry] and
+// [[routes]] spell exactly warden.toml's keys (and a route's faults), so a
+// configuration pastes into a scenario as it is and a new key cannot be
+// missing here.
+func TestScenarioKeysAreWardenTOMLs(t *testing.T) {
+	t.Parallel()
+	keys := func(v any, extra ...string) []string {
+		typ := reflect.TypeOf(v)
+		out := slices.Clone(extra)
+		for i := range typ.NumField() {
+			if tag := typ.Field(i).Tag.Get("toml"); tag != "" && tag != "-" {
+				out = append(out, tag)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	var f config.File
+	for _, c := range []struct {
+		table     string
+		got, want []string
+	}{
+		{"[review]", keys(scReview{}), keys(f.Review)},
+		{"[retry]", keys(scRetry{}), keys(f.Retry)},
+		{"[[routes]]", keys(scRoute{}), keys(config.Route{}, "faults")},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("a scenario's %s keys %v, warden.toml's %v", c.table, c.got, c.want)
+		}
 	}
 }

@@ -23,12 +23,8 @@ var unwrapPathError = review.UnwrapPathError
 // the working directory), or else warden.toml at the repository's top level
 // (e.root), whatever the working directory; e.configFile says which.
 func loadConfigFlag(e *env, flagValue string) (*fileConfig, error) {
-	path := flagValue
-	if path != "" && !filepath.IsAbs(path) {
-		path = filepath.Join(e.dir, path)
-	}
 	root := cmp.Or(e.root, e.dir)
-	cfg, name, err := config.Load(os.DirFS(root), path, os.ReadFile)
+	cfg, name, err := config.Load(os.DirFS(root), e.abs(flagValue), os.ReadFile)
 	if err != nil {
 		return nil, &usageError{err}
 	}

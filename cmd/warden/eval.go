@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/org/warden/cli"
 	"github.com/org/warden/eval"
@@ -26,9 +24,7 @@ func runEval(ctx context.Context, e *env, o *cli.Eval) (int, error) {
 	if err != nil {
 		return exitUsage, &usageError{err}
 	}
-	for _, p := range prep.Unused {
-		fmt.Fprintf(e.stderr, "warden: warning: skill not used, not loaded: %s\n", oneLine(p.Error()))
-	}
+	e.warnUnloaded(prep.Unused)
 	if o.Replay != "" {
 		if fi, err := os.Stat(ec.Replay); err != nil || !fi.IsDir() {
 			return exitUsage, usagef("eval: --replay %s: not a directory of recorded answers", o.Replay)
@@ -66,20 +62,12 @@ func runEval(ctx context.Context, e *env, o *cli.Eval) (int, error) {
 // evalConfig is the run's eval.Config: the flags' paths made absolute
 // under the working directory, and the configuration's part.
 func evalConfig(e *env, o *cli.Eval, cfg *fileConfig) eval.Config {
-	abs := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(e.dir, p)
-	}
+	abs := e.abs
 	for i, p := range o.Corpus {
 		o.Corpus[i] = abs(p)
 	}
 	ec := eval.Config{Corpus: o.Corpus, Baseline: abs(o.Baseline), Skills: os.DirFS(cmp.Or(abs(o.SkillsDir), e.root, e.dir)), Only: o.Skills,
-		Setup: cfg.Setup(), Context: cfg.ContextOptions(nil), Replay: abs(o.Replay), Record: abs(o.Record), Logger: slog.New(slog.DiscardHandler)}
-	if o.Verbose {
-		ec.Logger = slog.New(slog.NewTextHandler(e.stderr, nil))
-	}
+		Setup: cfg.Setup(), Context: cfg.ContextOptions(nil), Replay: abs(o.Replay), Record: abs(o.Record), Logger: e.logger(o.Verbose)}
 	return ec
 }
 

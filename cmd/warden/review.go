@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/term"
 
@@ -59,17 +56,12 @@ func runReview(ctx context.Context, e *env, o *cli.Review) (int, error) {
 // caller's settings (config's PrepareReview), logging under -v and warning
 // of skills not loaded. Every error is the user's input and names it.
 func planReview(e *env, cfg *fileConfig, ch *change, s config.ReviewSettings, verbose bool) (*review.Job, error) {
-	s.Logger = slog.New(slog.DiscardHandler)
-	if verbose {
-		s.Logger = slog.New(slog.NewTextHandler(e.stderr, nil))
-	}
+	s.Logger = e.logger(verbose)
 	s.Logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
 	s.Root, s.Getenv, s.Version = cmp.Or(e.root, e.dir), e.getenv, version
 	job, err := cfg.PrepareReview(ch.files, ch.source, ch.ignored, s)
 	if job != nil {
-		for _, p := range job.SkillProblems {
-			fmt.Fprintf(e.stderr, "warden: warning: skill not used, not loaded: %s\n", oneLine(p.Error()))
-		}
+		e.warnUnloaded(job.SkillProblems)
 	}
 	if err != nil {
 		return nil, &usageError{err}
@@ -98,11 +90,7 @@ func writeOutput(e *env, output string, render func(io.Writer) error) error {
 	if err := render(&buf); err != nil {
 		return err
 	}
-	path := output
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(e.dir, path)
-	}
-	if err := report.WriteFile(path, buf.Bytes()); err != nil {
+	if err := report.WriteFile(e.abs(output), buf.Bytes()); err != nil {
 		return usagef("--output %s: %v", output, unwrapPathError(err))
 	}
 	return nil

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/org/warden/cli"
 	"github.com/org/warden/internal/gitrepo"
 	"github.com/org/warden/report"
 	"github.com/org/warden/review"
+	"github.com/org/warden/skills"
 )
 
 // Exit codes (DESIGN.md §5, contract). exitCode is the one place that maps
@@ -55,6 +58,31 @@ type env struct {
 	// configFile is the configuration file loadConfigFlag read ("" for
 	// none), for -v.
 	configFile string
+}
+
+// abs is path as given on the command line, relative to the working
+// directory (-C); "" stays "".
+func (e *env) abs(path string) string {
+	if path == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(e.dir, path)
+}
+
+// logger is -v's logger on standard error, else one that discards.
+func (e *env) logger(verbose bool) *slog.Logger {
+	if verbose {
+		return slog.New(slog.NewTextHandler(e.stderr, nil))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// warnUnloaded says which skill files were not loaded (the review goes on
+// without them).
+func (e *env) warnUnloaded(problems skills.Problems) {
+	for _, p := range problems {
+		fmt.Fprintf(e.stderr, "warden: warning: skill not used, not loaded: %s\n", oneLine(p.Error()))
+	}
 }
 
 // run is warden's main, with the process passed in. It returns the exit code.

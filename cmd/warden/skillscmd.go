@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/org/warden/cli"
@@ -15,10 +14,7 @@ func runSkills(e *env, o *cli.Skills) error {
 	sub, arg := o.Sub, o.Dir
 	dir := e.root
 	if arg != "" {
-		dir = arg
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(e.dir, dir)
-		}
+		dir = e.abs(arg)
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return usagef("skills %s: %s is not a directory", sub, arg)
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	"github.com/org/warden/telemetry"
 )
@@ -11,11 +10,7 @@ import (
 // startTelemetry starts telemetry (the OTEL_* variables) for a review about
 // to run. A bad configuration is a usage error, before anything is sent.
 func startTelemetry(ctx context.Context, e *env, verbose bool) (*telemetry.Publisher, error) {
-	logger := slog.New(slog.DiscardHandler)
-	if verbose {
-		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
-	}
-	cfg, err := telemetry.FromEnv(e.getenv, version, logger)
+	cfg, err := telemetry.FromEnv(e.getenv, version, e.logger(verbose))
 	if err != nil {
 		return nil, &usageError{err}
 	}

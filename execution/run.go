@@ -463,7 +463,7 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 	rs := st.rs
 	r := rs.routes[ri]
 	ru := r.ru
-	last := !rs.usableAfter(ri)
+	last := rs.nextUsable(ri) == nil
 	req := r.r.apply(*st.item.Request)
 	base, eff, terr := e.Timeout(r.r, &req)
 
@@ -756,29 +756,26 @@ func (st *itemState) record(a Attempt) {
 }
 
 // nextUsable returns the first route after ri that is not disabled, or nil.
-func (rs *runState) nextUsable(ri int) *routeState {
+func (rs *runState) nextUsable(ri int) *routeState { return rs.nextWith(ri, 0) }
+
+// largerAfter reports whether a usable route after ri has a larger known
+// context window than route ri.
+func (rs *runState) largerAfter(ri int) bool {
+	return rs.nextWith(ri, rs.routes[ri].r.ContextWindow+1) != nil
+}
+
+// nextWith returns the first route after ri that is not disabled and whose
+// context window is at least window (0: any route), or nil.
+func (rs *runState) nextWith(ri, window int) *routeState {
 	for _, r := range rs.routes[ri+1:] {
 		r.mu.Lock()
 		d := r.disabled
 		r.mu.Unlock()
-		if !d {
+		if !d && (window == 0 || r.r.ContextWindow >= window) {
 			return r
 		}
 	}
 	return nil
-}
-
-// usableAfter reports whether a route after ri could still take the item.
-func (rs *runState) usableAfter(ri int) bool {
-	for _, r := range rs.routes[ri+1:] {
-		r.mu.Lock()
-		d := r.disabled
-		r.mu.Unlock()
-		if !d {
-			return true
-		}
-	}
-	return false
 }
 
 // tooLongFor reports, and records as an attempt not sent, that the item's
@@ -808,21 +805,6 @@ func (e *Engine) tooLongFor(st *itemState, ri int) bool {
 		Class: ClassRejected, Reason: ReasonContextWindow, Err: rej, Decision: DecisionFailover})
 	r.count(func(s *RouteStats) { s.Rejected++ })
 	return true
-}
-
-// largerAfter reports whether a usable route after ri has a larger known
-// context window than route ri.
-func (rs *runState) largerAfter(ri int) bool {
-	w := rs.routes[ri].r.ContextWindow
-	for _, r := range rs.routes[ri+1:] {
-		r.mu.Lock()
-		d := r.disabled
-		r.mu.Unlock()
-		if !d && r.r.ContextWindow > w {
-			return true
-		}
-	}
-	return false
 }
 
 // admission is the right to send one attempt on a route: a bulkhead slot

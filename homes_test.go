@@ -1,6 +1,7 @@
 package warden_test
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -367,5 +368,34 @@ func TestOneHomePerTestSupport(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// maxWiringTotal is issue 12's "cmd/warden is wiring: at most ~800
+// non-test lines" (counted as wc -l counts them).
+const maxWiringTotal = 800
+
+// TestWiringSize fails when cmd/warden grows past maxWiringTotal lines: what
+// it would add belongs in a library package (cli for the command line's
+// grammar, config for warden.toml, action for the Action).
+func TestWiringSize(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("cmd", "warden", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += bytes.Count(data, []byte("\n"))
+	}
+	if total == 0 || total > maxWiringTotal {
+		t.Errorf("cmd/warden has %d non-test lines, want 1 to %d: move what is not wiring into a library package", total, maxWiringTotal)
 	}
 }

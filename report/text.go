@@ -270,10 +270,10 @@ func textUsage(buf *bytes.Buffer, r *review.Report) {
 	}
 	cached := ""
 	if u.CachedTokens > 0 {
-		cached = fmt.Sprintf(" (%d cached)", u.CachedTokens)
+		cached = fmt.Sprintf(" (%s cached)", review.Count(u.CachedTokens))
 	}
-	fmt.Fprintf(buf, "\nUsage: %d prompt tokens%s, %d completion tokens, %s\n",
-		u.PromptTokens, cached, u.CompletionTokens, fmtCost(u.CostUSD))
+	fmt.Fprintf(buf, "\nUsage: %s prompt tokens%s, %s completion tokens, %s\n",
+		review.Count(u.PromptTokens), cached, review.Count(u.CompletionTokens), fmtCost(u.CostUSD))
 }
 
 func textPlan(buf *bytes.Buffer, r *review.Report, p palette) {

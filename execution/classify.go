@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -253,12 +254,12 @@ func isContextLength(err error) bool {
 	if !errors.As(err, &pe) {
 		return false
 	}
-	switch strings.ToLower(strings.TrimSpace(pe.Code)) {
-	case "context_length_exceeded", "string_above_max_length", "tokens_exceeded":
-		return true
-	}
-	return pe.Status == http.StatusRequestEntityTooLarge
+	return slices.Contains(contextLengthCodes, strings.ToLower(strings.TrimSpace(pe.Code))) || pe.Status == http.StatusRequestEntityTooLarge
 }
+
+// contextLengthCodes are the error codes of a request too long for the
+// model's context (class bad_request; isContextLength).
+var contextLengthCodes = []string{"context_length_exceeded", "string_above_max_length", "tokens_exceeded"}
 
 // classifyCode is the class an error body's code (lower case) names; ok
 // is false for a code that names none.
@@ -272,8 +273,10 @@ func classifyCode(code string) (c Class, ok bool) {
 		return ClassOverloaded, true
 	case "model_not_found", "invalid_model", "model_not_available":
 		return ClassModelNotFound, true
-	case "context_length_exceeded", "string_above_max_length", "tokens_exceeded",
-		"content_filter", "content_policy_violation", "moderation", "flagged":
+	case "content_filter", "content_policy_violation", "moderation", "flagged":
+		return ClassBadRequest, true
+	}
+	if slices.Contains(contextLengthCodes, code) {
 		return ClassBadRequest, true
 	}
 	return ClassUnknown, false

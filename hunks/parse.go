@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -38,34 +39,130 @@ func Parse(r io.Reader) ([]*File, error) {
 	return files, err
 }
 
-// parse is Parse of the normalised input.
-func parse(r io.Reader) (files []*File, err error) {
+// parse parses the normalised input one file's part of the diff at a time
+// (section) and gives fn each file: a large diff is never held whole, in
+// go-gitdiff's form or in ours.
+func parse(s *section, fn func(*File)) error {
+	for first := true; ; first = false {
+		parsed, preamble, err := parseSection(s)
+		if err != nil {
+			return fmt.Errorf("parse diff: %w", s.lineError(err))
+		}
+		if first && len(parsed) == 0 { // not a single file header in the input
+			if strings.TrimSpace(preamble) == "" || isCommitHeader(preamble) {
+				return nil
+			}
+			return fmt.Errorf(`%w: no "diff --git" or "---/+++" header found`, ErrNotDiff)
+		}
+		for _, gf := range parsed {
+			f, err := convertFile(gf)
+			if err != nil {
+				return fmt.Errorf("parse diff: %w", err)
+			}
+			fn(f)
+		}
+		if !s.next() {
+			return nil
+		}
+	}
+}
+
+// parseSection runs go-gitdiff on the current section.
+func parseSection(s *section) (files []*gitdiff.File, preamble string, err error) {
 	defer func() {
 		// go-gitdiff is third-party code fed with untrusted input: a panic
 		// in it is a parse error, never a crash of the review.
 		if p := recover(); p != nil {
-			files, err = nil, fmt.Errorf("parse diff: internal error: %v", p)
+			files, err = nil, fmt.Errorf("internal error: %v", p)
 		}
 	}()
-	parsed, preamble, err := gitdiff.Parse(r)
-	if err != nil {
-		return nil, fmt.Errorf("parse diff: %w", err)
-	}
-	if len(parsed) == 0 {
-		if strings.TrimSpace(preamble) == "" || isCommitHeader(preamble) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf(`%w: no "diff --git" or "---/+++" header found`, ErrNotDiff)
-	}
-	files = make([]*File, 0, len(parsed))
-	for _, gf := range parsed {
-		f, err := convertFile(gf)
+	return gitdiff.Parse(s)
+}
+
+// section hands go-gitdiff one file's part of a diff at a time: the lines
+// up to the next "diff --git" line that starts a file (outside a
+// fragment's body), the first part also holding what precedes the first
+// file. go-gitdiff parses a whole input at once; cut at the files'
+// boundaries, a diff of any size is parsed with the memory of its largest
+// file. Text between files (a format-patch mail's headers) stays with the
+// file before it, where go-gitdiff skips it as it would in one input.
+type section struct {
+	z        *normalizer
+	held     string // the line that starts the next section, read but not given
+	atEnd    bool   // the section ended: its reads return io.EOF until next
+	hasFile  bool   // this section gave a line that starts a file
+	given    int64  // lines given in this section
+	previous int64  // lines given in the sections before it
+	pending  string // what Read has not given yet of a line
+}
+
+// Read makes a section an io.Reader; go-gitdiff reads it with ReadString.
+func (s *section) Read(p []byte) (int, error) {
+	for s.pending == "" {
+		line, err := s.ReadString('\n')
 		if err != nil {
-			return nil, fmt.Errorf("parse diff: %w", err)
+			return 0, err
 		}
-		files = append(files, f)
+		s.pending = line
 	}
-	return files, nil
+	n := copy(p, s.pending)
+	s.pending = s.pending[n:]
+	return n, nil
+}
+
+// ReadString gives the section's next line as bufio.Reader would (go-gitdiff
+// reads through it); io.EOF at the section's end.
+func (s *section) ReadString(byte) (string, error) {
+	if s.atEnd {
+		return "", io.EOF
+	}
+	line := s.held
+	if line != "" {
+		s.held = ""
+	} else {
+		var fileStart bool
+		var err error
+		line, fileStart, err = s.z.readLine()
+		if err != nil {
+			s.atEnd = true
+			return "", err
+		}
+		if fileStart && s.hasFile {
+			s.held, s.atEnd = line, true
+			return "", io.EOF
+		}
+	}
+	if strings.HasPrefix(line, "diff --git ") {
+		s.hasFile = true
+	}
+	s.given++
+	return line, nil
+}
+
+// next starts the next section; false at the input's end.
+func (s *section) next() bool {
+	if s.held == "" {
+		return false
+	}
+	s.previous += s.given
+	s.given, s.hasFile, s.atEnd = 0, false, false
+	return true
+}
+
+// lineError makes go-gitdiff's "gitdiff: line N: ..." count the diff's
+// lines, not the section's (its errors carry the number in their text
+// only). An error in another form is returned as it is.
+func (s *section) lineError(err error) error {
+	rest, ok := strings.CutPrefix(err.Error(), "gitdiff: line ")
+	if !ok || s.previous == 0 {
+		return err
+	}
+	num, msg, ok := strings.Cut(rest, ":")
+	n, perr := strconv.ParseInt(num, 10, 64)
+	if !ok || perr != nil {
+		return err
+	}
+	return fmt.Errorf("gitdiff: line %d:%s", n+s.previous, msg)
 }
 
 // isCommitHeader reports whether text is the header of a commit as git show

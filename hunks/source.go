@@ -24,18 +24,27 @@ func VerifiedSource(files []*File, read func(string) ([]byte, error)) func(strin
 		if err != nil {
 			return nil, err
 		}
-		lines := strings.Split(string(data), "\n")
-		for _, frag := range f.Fragments {
-			for _, l := range frag.Lines {
-				if l.Op == Delete {
-					continue
-				}
-				if l.NewLine < 1 || l.NewLine > len(lines) ||
-					strings.TrimSuffix(lines[l.NewLine-1], "\r") != strings.TrimSuffix(l.Text, "\r") {
-					return nil, fmt.Errorf("%s does not match the diff at line %d", path, l.NewLine)
-				}
-			}
+		if err := agrees(f, data); err != nil {
+			return nil, err
 		}
 		return data, nil
 	}
+}
+
+// agrees checks that data, a file's content, holds the new side of f's
+// diff: every context and added line at its line number.
+func agrees(f *File, data []byte) error {
+	lines := strings.Split(string(data), "\n")
+	for _, frag := range f.Fragments {
+		for _, l := range frag.Lines {
+			if l.Op == Delete {
+				continue
+			}
+			if l.NewLine < 1 || l.NewLine > len(lines) ||
+				strings.TrimSuffix(lines[l.NewLine-1], "\r") != strings.TrimSuffix(l.Text, "\r") {
+				return fmt.Errorf("%s does not match the diff at line %d", f.Path(), l.NewLine)
+			}
+		}
+	}
+	return nil
 }

@@ -25,6 +25,7 @@ func runReview(ctx context.Context, e *env, o *cli.Review) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
+	defer ch.close() // git's processes live until the review and its report are done
 	job, err := planReview(e, cfg, ch, config.ReviewSettings{Thresholds: o.FailOn, SkillNames: o.Skills, DryRun: o.DryRun,
 		Cache: config.LocalResultsCache(e.getenv)}, o.Verbose)
 	if err != nil {
@@ -59,7 +60,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s config.ReviewSettings, ve
 	s.Logger = e.logger(verbose)
 	s.Logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
 	s.Root, s.Getenv, s.Version = cmp.Or(e.root, e.dir), e.getenv, version
-	job, err := cfg.PrepareReview(ch.files, ch.source, ch.ignored, s)
+	job, err := cfg.PrepareReview(ch.diff, ch.source, ch.ignored, s)
 	if job != nil {
 		e.warnUnloaded(job.SkillProblems)
 	}

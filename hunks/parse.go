@@ -1,6 +1,7 @@
 package hunks
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -41,8 +42,9 @@ func Parse(r io.Reader) ([]*File, error) {
 
 // parse parses the normalised input one file's part of the diff at a time
 // (section) and gives fn each file: a large diff is never held whole, in
-// go-gitdiff's form or in ours.
-func parse(s *section, fn func(*File)) error {
+// go-gitdiff's form or in ours. With s.keep > 0, fn gets a file cut to its
+// first s.keep changed lines (cutFile) and the count of what was cut off.
+func parse(s *section, fn func(*File, tail)) error {
 	for first := true; ; first = false {
 		parsed, preamble, err := parseSection(s)
 		if err != nil {
@@ -54,12 +56,17 @@ func parse(s *section, fn func(*File)) error {
 			}
 			return fmt.Errorf(`%w: no "diff --git" or "---/+++" header found`, ErrNotDiff)
 		}
-		for _, gf := range parsed {
-			f, err := convertFile(gf)
+		for i, gf := range parsed {
+			keep, short := 0, int64(0)
+			if i == 0 && s.cuts {
+				keep, short = s.keep, s.short // only a section's first file is shortened
+			}
+			f, cut, err := convertFile(gf, keep)
 			if err != nil {
 				return fmt.Errorf("parse diff: %w", err)
 			}
-			fn(f)
+			cut.added += short
+			fn(f, cut)
 		}
 		if !s.next() {
 			return nil
@@ -86,15 +93,39 @@ func parseSection(s *section) (files []*gitdiff.File, preamble string, err error
 // boundaries, a diff of any size is parsed with the memory of its largest
 // file. Text between files (a format-patch mail's headers) stays with the
 // file before it, where go-gitdiff skips it as it would in one input.
+//
+// With keep > 0 (PrepareDiff), a section that starts with "diff --git"
+// shortens the body lines of its file's fragments past the file's first
+// keep changed lines (the rule of cutFile) to their operation and line
+// ending: go-gitdiff still checks and counts them, but their text, which
+// no plan holds, is never held; short counts the added bytes it dropped.
 type section struct {
 	z        *normalizer
-	held     string // the line that starts the next section, read but not given
+	keep     int
+	held     []byte // the line that starts the next section, read but not given
 	atEnd    bool   // the section ended: its reads return io.EOF until next
 	hasFile  bool   // this section gave a line that starts a file
 	given    int64  // lines given in this section
 	previous int64  // lines given in the sections before it
 	pending  string // what Read has not given yet of a line
+
+	run     run   // where the section is in its file's fragments
+	left    int   // changed lines before the cut
+	cutting bool  // the cut is reached (or, between fragments, is due)
+	short   int64 // added bytes dropped by shortening
+	// cuts: the rule runs on the section's first file, whose conversion
+	// then cuts it at the same line.
+	cuts bool
 }
+
+// run is where a section is in the fragments it may shorten.
+type run int
+
+const (
+	runOff    run = iota // not shortening: keep is 0, the section does not start with a file, or its fragments ended
+	runBefore            // in the file's header, before its first fragment
+	runIn                // in the file's fragments
+)
 
 // Read makes a section an io.Reader; go-gitdiff reads it with ReadString.
 func (s *section) Read(p []byte) (int, error) {
@@ -116,36 +147,82 @@ func (s *section) ReadString(byte) (string, error) {
 	if s.atEnd {
 		return "", io.EOF
 	}
-	line := s.held
-	if line != "" {
-		s.held = ""
+	var b []byte
+	kind := fileLine
+	if s.held != nil {
+		b, s.held = s.held, nil
 	} else {
-		var fileStart bool
 		var err error
-		line, fileStart, err = s.z.readLine()
+		b, kind, err = s.z.readLine()
 		if err != nil {
 			s.atEnd = true
 			return "", err
 		}
-		if fileStart && s.hasFile {
-			s.held, s.atEnd = line, true
+		if kind == fileLine && s.hasFile {
+			s.held, s.atEnd = bytes.Clone(b), true
 			return "", io.EOF
 		}
 	}
-	if strings.HasPrefix(line, "diff --git ") {
+	if kind == fileLine {
+		s.run = runOff
+		if s.given == 0 && s.keep > 0 {
+			s.run, s.left, s.cuts = runBefore, s.keep, true // a file's part: its fragments may be shortened
+		}
 		s.hasFile = true
 	}
 	s.given++
-	return line, nil
+	return s.shorten(b, kind), nil
+}
+
+// shorten applies keep (see section) to one line and returns it as a
+// string.
+func (s *section) shorten(b []byte, kind lineKind) string {
+	switch {
+	case s.run == runOff:
+		return string(b)
+	case kind == fragmentLine:
+		s.run = runIn
+		s.cutting = s.cutting || s.left == 0
+		return string(b)
+	case kind != bodyLine:
+		if s.run == runIn && b[0] != '\\' { // a "\ No newline" marker ends a fragment, not the run
+			s.run = runOff
+		}
+		return string(b)
+	case s.run == runBefore || (b[0] != '+' && b[0] != '-' && b[0] != ' '):
+		return string(b)
+	}
+	if !s.cutting && b[0] != ' ' {
+		if s.left == 0 {
+			s.cutting = true
+		} else {
+			s.left--
+		}
+	}
+	if !s.cutting {
+		return string(b)
+	}
+	text, end := b[1:], ""
+	if t, ok := bytes.CutSuffix(text, []byte("\n")); ok {
+		text, end = t, "\n"
+		if t, ok := bytes.CutSuffix(text, []byte("\r")); ok {
+			text, end = t, "\r\n"
+		}
+	}
+	if b[0] == '+' {
+		s.short += int64(len(text))
+	}
+	return string(b[0]) + end
 }
 
 // next starts the next section; false at the input's end.
 func (s *section) next() bool {
-	if s.held == "" {
+	if s.held == nil {
 		return false
 	}
 	s.previous += s.given
 	s.given, s.hasFile, s.atEnd = 0, false, false
+	s.run, s.cutting, s.short, s.cuts = runOff, false, 0, false
 	return true
 }
 
@@ -175,7 +252,18 @@ func isCommitHeader(text string) bool {
 	return strings.Trim(h.SHA, "0123456789abcdef") == ""
 }
 
-func convertFile(gf *gitdiff.File) (*File, error) {
+// tail is what convertFile cut off a file: its changed lines and the bytes
+// of its added lines (as changedLines counts them).
+type tail struct {
+	changed int
+	added   int64
+}
+
+// convertFile converts a go-gitdiff file. With keep > 0 it keeps the
+// file's first keep changed lines only (as cutFile does) and counts the
+// rest in the tail; every fragment's range is checked either way.
+func convertFile(gf *gitdiff.File, keep int) (*File, tail, error) {
+	var cut tail
 	f := &File{
 		OldPath: gf.OldName,
 		NewPath: gf.NewName,
@@ -200,18 +288,22 @@ func convertFile(gf *gitdiff.File) (*File, error) {
 	f.ModeOnly = f.OldMode != 0 && f.NewMode != 0 && f.OldMode != f.NewMode &&
 		len(gf.TextFragments) == 0 && !f.Binary && f.Status == Modified
 	f.Fragments = make([]Fragment, 0, len(gf.TextFragments))
+	left, cutting := keep, false
 	for _, tf := range gf.TextFragments {
 		if err := checkRange(tf.OldPosition, tf.OldLines); err != nil {
-			return nil, fmt.Errorf("%s: fragment %q: old side: %w", f.Path(), strings.TrimSpace(tf.Header()), err)
+			return nil, cut, fmt.Errorf("%s: fragment %q: old side: %w", f.Path(), strings.TrimSpace(tf.Header()), err)
 		}
 		if err := checkRange(tf.NewPosition, tf.NewLines); err != nil {
-			return nil, fmt.Errorf("%s: fragment %q: new side: %w", f.Path(), strings.TrimSpace(tf.Header()), err)
+			return nil, cut, fmt.Errorf("%s: fragment %q: new side: %w", f.Path(), strings.TrimSpace(tf.Header()), err)
 		}
+		cutting = cutting || (keep > 0 && left == 0)
 		fr := Fragment{
 			OldStart: int(tf.OldPosition), OldLines: int(tf.OldLines),
 			NewStart: int(tf.NewPosition), NewLines: int(tf.NewLines),
 			Section: tf.Comment,
-			Lines:   make([]Line, 0, len(tf.Lines)),
+		}
+		if !cutting {
+			fr.Lines = make([]Line, 0, len(tf.Lines))
 		}
 		oldN, newN := fr.OldStart, fr.NewStart
 		for _, gl := range tf.Lines {
@@ -232,11 +324,33 @@ func convertFile(gf *gitdiff.File) (*File, error) {
 				oldN++
 				newN++
 			}
+			if keep > 0 && !cutting && l.Op != Context {
+				if left == 0 {
+					cutting = true
+				} else {
+					left--
+				}
+			}
+			if cutting {
+				if l.Op != Context {
+					cut.changed++
+				}
+				if l.Op == Add {
+					cut.added += int64(len(l.Text)) + 1
+				}
+				continue
+			}
 			fr.Lines = append(fr.Lines, l)
+		}
+		if fr.Lines == nil {
+			continue // cut whole
+		}
+		if len(fr.Lines) < len(tf.Lines) {
+			fr = recount(fr, fr.Lines)
 		}
 		f.Fragments = append(f.Fragments, fr)
 	}
-	return f, nil
+	return f, cut, nil
 }
 
 // checkRange rejects a fragment range that no diff tool writes: negative,

@@ -120,7 +120,7 @@ func Prepare(files []*File, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	for _, f := range files {
-		p.add(f)
+		p.add(f, tail{})
 	}
 	return p.finish(), nil
 }
@@ -128,7 +128,7 @@ func Prepare(files []*File, opts Options) (*Plan, error) {
 // PrepareDiff is ParseLimit and Prepare in one pass: it plans the diff r
 // as it streams, file by file, and holds only what the limits may still
 // review, so planning a diff far larger than what a review covers takes
-// the memory of what it covers (and of its largest file), not of the diff.
+// the memory of what it covers, not of the diff (see the package doc).
 // The plan is Prepare's for the same files; the errors are ParseLimit's
 // and Prepare's (a bad glob is reported before anything is read).
 func PrepareDiff(r io.Reader, limit int64, opts Options) (*Plan, error) {
@@ -136,7 +136,7 @@ func PrepareDiff(r io.Reader, limit int64, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := parseEach(r, limit, p.add); err != nil {
+	if err := parseEach(r, limit, p.opts.MaxChangedLines, p.add); err != nil {
 		return nil, err
 	}
 	return p.finish(), nil
@@ -173,9 +173,9 @@ func (p *planner) drop(path, reason string) {
 	p.plan.Ignored = append(p.plan.Ignored, Ignored{Path: path, Reason: reason})
 }
 
-// add plans one file.
-func (p *planner) add(f *File) {
-	c, reason := filter(f, p.ignore, p.opts)
+// add plans one file, of which cut was cut off already (parseEach).
+func (p *planner) add(f *File, cut tail) {
+	c, reason := filter(f, cut, p.ignore, p.opts)
 	switch {
 	case reason != "":
 		p.drop(f.Path(), reason)
@@ -335,7 +335,7 @@ func (h *worstFirst) Pop() any {
 }
 
 // filter returns the candidate for f, or the reason it is not reviewed.
-func filter(f *File, ignore rules, opts Options) (*candidate, string) {
+func filter(f *File, cut tail, ignore rules, opts Options) (*candidate, string) {
 	p := f.Path()
 	r, matched := ignore.lastMatch(p)
 	if matched && !r.negate {
@@ -343,6 +343,7 @@ func filter(f *File, ignore rules, opts Options) (*candidate, string) {
 	}
 	reincluded := matched && r.negate
 	changed, added := changedLines(f)
+	changed, added = changed+cut.changed, added+cut.added
 	if reason := fileReason(f, changed); reason != "" {
 		return nil, reason
 	}
@@ -680,26 +681,33 @@ func cutFile(f *File, n int) *File {
 			n--
 		}
 		if end < len(fr.Lines) {
-			oldN, newN := fr.OldLines, fr.NewLines
-			fr.Lines = slices.Clone(fr.Lines[:end])
-			fr.OldLines, fr.NewLines = 0, 0
-			for _, l := range fr.Lines {
-				if l.Op != Add {
-					fr.OldLines++
-				}
-				if l.Op != Delete {
-					fr.NewLines++
-				}
-			}
-			// git writes an empty side's start as the line before it.
-			if fr.OldLines == 0 && oldN > 0 {
-				fr.OldStart--
-			}
-			if fr.NewLines == 0 && newN > 0 {
-				fr.NewStart--
-			}
+			fr = recount(fr, slices.Clone(fr.Lines[:end]))
 		}
 		cut.Fragments = append(cut.Fragments, fr)
 	}
 	return &cut
+}
+
+// recount gives fr the first lines of its own, and the ranges that fit
+// them.
+func recount(fr Fragment, lines []Line) Fragment {
+	oldN, newN := fr.OldLines, fr.NewLines
+	fr.Lines = lines
+	fr.OldLines, fr.NewLines = 0, 0
+	for _, l := range fr.Lines {
+		if l.Op != Add {
+			fr.OldLines++
+		}
+		if l.Op != Delete {
+			fr.NewLines++
+		}
+	}
+	// git writes an empty side's start as the line before it.
+	if fr.OldLines == 0 && oldN > 0 {
+		fr.OldStart--
+	}
+	if fr.NewLines == 0 && newN > 0 {
+		fr.NewStart--
+	}
+	return fr
 }

@@ -30,7 +30,7 @@ var ErrEmpty = errors.New("empty input")
 // error wrapping ErrTooLarge as soon as byte limit+1 arrives.
 func ParseLimit(r io.Reader, limit int64) ([]*File, error) {
 	var files []*File
-	if err := parseEach(r, limit, func(f *File) { files = append(files, f) }); err != nil {
+	if err := parseEach(r, limit, 0, func(f *File, _ tail) { files = append(files, f) }); err != nil {
 		return nil, err
 	}
 	return files, nil
@@ -38,15 +38,17 @@ func ParseLimit(r io.Reader, limit int64) ([]*File, error) {
 
 // parseEach reads a diff as ParseLimit does and gives each file to fn as
 // soon as it is parsed, one file's part of the diff at a time: what fn does
-// not keep is never held. On an error, fn may have had the files before it.
-func parseEach(r io.Reader, limit int64, fn func(*File)) error {
+// not keep is never held. With keep > 0 a file comes cut to its first keep
+// changed lines, with the count of the rest (see section). On an error, fn
+// may have had the files before it.
+func parseEach(r io.Reader, limit int64, keep int, fn func(*File, tail)) error {
 	if limit > 0 {
 		if n, ok := knownSize(r); ok && n > limit {
 			return fmt.Errorf("%w: %s, over the %s cap", ErrTooLarge, sizeString(n), sizeString(limit))
 		}
 	}
 	z := &normalizer{r: bufio.NewReaderSize(r, 64<<10), limit: limit, blank: true}
-	err := parse(&section{z: z}, fn)
+	err := parse(&section{z: z, keep: keep}, fn)
 	switch {
 	case z.over:
 		return fmt.Errorf("%w: over the %s cap", ErrTooLarge, sizeString(limit))
@@ -107,11 +109,21 @@ type normalizer struct {
 	long             []byte
 }
 
+// lineKind is where a line sits in the diff, as the normalizer follows it.
+type lineKind int
+
+const (
+	otherLine    lineKind = iota // outside a fragment's body: a header, a marker, text between files
+	fileLine                     // "diff --git" outside a fragment's body: a file's part starts
+	fragmentLine                 // an "@@" header whose counts the normalizer follows
+	bodyLine                     // a line of a fragment's body
+)
+
 // readLine returns the next line with its "\n" (the last line may have
-// none) and whether it starts a file's part of a git diff: a "diff --git"
-// line outside a fragment's body. At the end of the input it returns "" and
-// io.EOF; on ErrTooLarge or a read error, "" and that error.
-func (z *normalizer) readLine() (line string, fileStart bool, err error) {
+// none), valid until the next call, and where it sits. At the end of the
+// input it returns nil and io.EOF; on ErrTooLarge or a read error, nil and
+// that error.
+func (z *normalizer) readLine() ([]byte, lineKind, error) {
 	b, err := z.r.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) { // a line longer than the buffer: gather it
 		z.long = append(z.long[:0], b...)
@@ -124,50 +136,53 @@ func (z *normalizer) readLine() (line string, fileStart bool, err error) {
 	switch {
 	case err == nil, err == io.EOF && len(b) > 0:
 	case err == io.EOF:
-		return "", false, io.EOF
+		return nil, otherLine, io.EOF
 	default:
 		z.err = err
-		return "", false, err
+		return nil, otherLine, err
 	}
 	z.n += int64(len(b))
 	if z.limit > 0 && z.n > z.limit {
 		z.over = true
-		return "", false, ErrTooLarge
+		return nil, otherLine, ErrTooLarge
 	}
 	if z.blank && len(bytes.TrimSpace(b)) > 0 {
 		z.blank = false
 	}
-	b, fileStart = z.line(b)
 	if cap(z.long) > 1<<20 {
-		z.long = nil // do not keep a very long line's buffer
+		z.long = nil // do not keep a very long line's buffer (b still holds it)
 	}
-	return string(b), fileStart, nil
+	b, kind := z.line(b)
+	return b, kind, nil
 }
 
-// line normalises one whole line (in place) and says whether it starts a
-// file's part of a git diff.
-func (z *normalizer) line(b []byte) ([]byte, bool) {
+// line normalises one whole line (in place) and says where it sits.
+func (z *normalizer) line(b []byte) ([]byte, lineKind) {
 	if z.oldLeft > 0 || z.newLeft > 0 {
 		switch {
 		case b[0] == ' ' || b[0] == '\n' || b[0] == '\r':
 			z.oldLeft, z.newLeft = max(z.oldLeft-1, 0), max(z.newLeft-1, 0)
-			return b, false
+			return b, bodyLine
 		case b[0] == '-':
 			z.oldLeft--
-			return b, false
+			return b, bodyLine
 		case b[0] == '+':
 			z.newLeft--
-			return b, false
+			return b, bodyLine
 		case b[0] == '\\':
-			return trimCR(b), false
+			return trimCR(b), bodyLine
 		}
 		z.oldLeft, z.newLeft = 0, 0 // lost count: the parser will say why
 	}
 	b = trimCR(b)
-	if bytes.HasPrefix(b, []byte("@@ ")) {
+	switch {
+	case bytes.HasPrefix(b, []byte("@@ ")):
 		z.oldLeft, z.newLeft = fragmentCounts(b)
+		return b, fragmentLine
+	case bytes.HasPrefix(b, []byte("diff --git ")):
+		return b, fileLine
 	}
-	return b, bytes.HasPrefix(b, []byte("diff --git "))
+	return b, otherLine
 }
 
 // trimCR turns a line's "\r\n" ending into "\n" (in place).

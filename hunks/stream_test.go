@@ -31,7 +31,7 @@ func wholeParse(data []byte) ([]*File, error) {
 		if err != nil {
 			break
 		}
-		all.WriteString(line)
+		all.Write(line)
 	}
 	parsed, preamble, err := gitdiff.Parse(strings.NewReader(all.String()))
 	if err != nil {
@@ -45,7 +45,7 @@ func wholeParse(data []byte) ([]*File, error) {
 	}
 	var files []*File
 	for _, gf := range parsed {
-		f, err := convertFile(gf)
+		f, _, err := convertFile(gf, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +66,7 @@ func referencePrepare(files []*File, opts Options) (*Plan, error) {
 	p := &planner{opts: opts.withDefaults(), plan: &Plan{Chunks: []Chunk{}, Ignored: []Ignored{}}}
 	var cands []*candidate
 	for i, f := range files {
-		c, reason := filter(f, ignore, p.opts)
+		c, reason := filter(f, tail{}, ignore, p.opts)
 		if reason != "" {
 			p.drop(f.Path(), reason)
 			continue
@@ -122,6 +122,8 @@ func streamOptions(src func(string) ([]byte, error)) []Options {
 		{},
 		{MaxFiles: 2, MaxChangedLines: 7, MaxChunkChars: 120},
 		{MaxFiles: 1, MaxChangedLines: 1},
+		{MaxChangedLines: 2, CoalesceGap: 1},
+		{MaxChangedLines: 3, ContextLines: 1, FullContext: true},
 		{MaxChangedLines: 50, MaxFileBytes: 200, Source: src, ContextLines: 3, CoalesceGap: 5},
 		{Ignore: []string{"**/*.md", "!docs/keep.md"}, MaxFiles: 5, MaxChangedLines: 30},
 	}
@@ -146,13 +148,18 @@ func checkStream(t *testing.T, data []byte) {
 	if (err != nil) != (werr != nil) {
 		t.Fatalf("Parse error = %v, parsing the whole input = %v", err, werr)
 	}
+	src := func(string) ([]byte, error) { return data, nil }
 	if err != nil {
+		for _, opts := range streamOptions(src) {
+			if _, perr := PrepareDiff(bytes.NewReader(data), 0, opts); perr == nil {
+				t.Fatalf("PrepareDiff(%+v) = no error, parsing the whole input = %v", opts, err)
+			}
+		}
 		return
 	}
 	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Fatalf("Parse a file at a time differs from parsing the whole input (-whole +got):\n%s", diff)
 	}
-	src := func(string) ([]byte, error) { return data, nil }
 	for _, opts := range streamOptions(src) {
 		want, err := referencePrepare(got, opts)
 		if err != nil {
@@ -334,7 +341,7 @@ func TestPlannerHoldsLittle(t *testing.T) {
 		}
 		most, total := 0, 0
 		for _, f := range files {
-			p.add(f)
+			p.add(f, tail{})
 			most = max(most, p.held)
 			total += min(p.opts.MaxChangedLines, func() int { n, _ := changedLines(f); return n }())
 		}

@@ -45,6 +45,15 @@ func Parse(r io.Reader) ([]*File, error) {
 // go-gitdiff's form or in ours. With s.keep > 0, fn gets a file cut to its
 // first s.keep changed lines (cutFile) and the count of what was cut off.
 func parse(s *section, fn func(*File, tail)) error {
+	// A file that was cut waits for the sections that continue it.
+	var cutFile *File
+	var cutTail tail
+	flush := func() {
+		if cutFile != nil {
+			fn(cutFile, cutTail)
+			cutFile = nil
+		}
+	}
 	for first := true; ; first = false {
 		parsed, preamble, err := parseSection(s)
 		if err != nil {
@@ -57,18 +66,32 @@ func parse(s *section, fn func(*File, tail)) error {
 			return fmt.Errorf(`%w: no "diff --git" or "---/+++" header found`, ErrNotDiff)
 		}
 		for i, gf := range parsed {
-			keep, short := 0, int64(0)
-			if i == 0 && s.cuts {
-				keep, short = s.keep, s.short // only a section's first file is shortened
+			keep := 0
+			switch {
+			case i == 0 && s.continues:
+				keep = -1 // every line of it is past the cut
+			case i == 0 && s.cuts:
+				keep = s.keep // only a section's first file is cut
 			}
 			f, cut, err := convertFile(gf, keep)
 			if err != nil {
 				return fmt.Errorf("parse diff: %w", err)
 			}
-			cut.added += short
+			switch {
+			case keep < 0:
+				cutTail.changed += cut.changed
+				cutTail.added += cut.added + s.short
+				continue
+			case keep > 0:
+				flush()
+				cutFile, cutTail = f, tail{changed: cut.changed, added: cut.added + s.short}
+				continue
+			}
+			flush()
 			fn(f, cut)
 		}
 		if !s.next() {
+			flush()
 			return nil
 		}
 	}
@@ -99,15 +122,26 @@ func parseSection(s *section) (files []*gitdiff.File, preamble string, err error
 // keep changed lines (the rule of cutFile) to their operation and line
 // ending: go-gitdiff still checks and counts them, but their text, which
 // no plan holds, is never held; short counts the added bytes it dropped.
+// Each further fragment of that file is a section of its own (continues),
+// the file's header given again before it, so go-gitdiff holds one of
+// them at a time: a file of any size is parsed with the memory of its
+// largest fragment.
 type section struct {
 	z        *normalizer
 	keep     int
-	held     []byte // the line that starts the next section, read but not given
-	atEnd    bool   // the section ended: its reads return io.EOF until next
-	hasFile  bool   // this section gave a line that starts a file
-	given    int64  // lines given in this section
-	previous int64  // lines given in the sections before it
-	pending  string // what Read has not given yet of a line
+	held     []byte   // the line that starts the next section, read but not given
+	heldKind lineKind // and where it sits
+	atEnd    bool     // the section ended: its reads return io.EOF until next
+	hasFile  bool     // this section gave a line that starts a file
+	given    int64    // lines given in this section
+	previous int64    // lines of the diff given in the sections before it
+	pending  string   // what Read has not given yet of a line
+
+	header    []string // the cut file's lines before its first fragment
+	replay    []string // header lines still to give again (continues)
+	replayed  int64    // lines given again in this section: not the diff's
+	continues bool     // this section is a further fragment of the cut file
+	split     bool     // the section ended before a further fragment of the cut file
 
 	run     run   // where the section is in its file's fragments
 	left    int   // changed lines before the cut
@@ -148,18 +182,32 @@ func (s *section) ReadString(byte) (string, error) {
 		return "", io.EOF
 	}
 	var b []byte
-	kind := fileLine
-	if s.held != nil {
-		b, s.held = s.held, nil
-	} else {
+	var kind lineKind
+	switch {
+	case len(s.replay) > 0:
+		b, kind = []byte(s.replay[0]), otherLine
+		if s.replayed == 0 {
+			kind = fileLine
+		}
+		s.replay = s.replay[1:]
+		s.replayed++
+	case s.held != nil:
+		b, kind, s.held = s.held, s.heldKind, nil
+	default:
 		var err error
 		b, kind, err = s.z.readLine()
 		if err != nil {
 			s.atEnd = true
 			return "", err
 		}
-		if kind == fileLine && s.hasFile {
-			s.held, s.atEnd = bytes.Clone(b), true
+		if kind == fragmentLine && !bytes.HasPrefix(b, []byte("@@ -")) {
+			kind = otherLine // go-gitdiff reads no fragment there
+		}
+		if kind == fileLine && s.hasFile ||
+			kind == fragmentLine && s.run == runIn && (s.cutting || s.left == 0) {
+			// A next file, or a further fragment of the cut file.
+			s.held, s.heldKind, s.atEnd = bytes.Clone(b), kind, true
+			s.split = kind == fragmentLine
 			return "", io.EOF
 		}
 	}
@@ -167,11 +215,18 @@ func (s *section) ReadString(byte) (string, error) {
 		s.run = runOff
 		if s.given == 0 && s.keep > 0 {
 			s.run, s.left, s.cuts = runBefore, s.keep, true // a file's part: its fragments may be shortened
+			if s.continues {
+				s.left = 0
+			}
 		}
 		s.hasFile = true
 	}
 	s.given++
-	return s.shorten(b, kind), nil
+	line := s.shorten(b, kind)
+	if s.run == runBefore && !s.continues {
+		s.header = append(s.header, line)
+	}
+	return line, nil
 }
 
 // shorten applies keep (see section) to one line and returns it as a
@@ -202,17 +257,25 @@ func (s *section) shorten(b []byte, kind lineKind) string {
 	if !s.cutting {
 		return string(b)
 	}
-	text, end := b[1:], ""
+	text, end := b[1:], 0
 	if t, ok := bytes.CutSuffix(text, []byte("\n")); ok {
-		text, end = t, "\n"
+		text, end = t, 1
 		if t, ok := bytes.CutSuffix(text, []byte("\r")); ok {
-			text, end = t, "\r\n"
+			text, end = t, 2
 		}
 	}
 	if b[0] == '+' {
 		s.short += int64(len(text))
 	}
-	return string(b[0]) + end
+	return shortLines[b[0]][end]
+}
+
+// shortLines are the shortened lines, by operation and line ending (none,
+// "\n", "\r\n"): constants, so a shortened line costs no allocation.
+var shortLines = map[byte][3]string{
+	'+': {"+", "+\n", "+\r\n"},
+	'-': {"-", "-\n", "-\r\n"},
+	' ': {" ", " \n", " \r\n"},
 }
 
 // next starts the next section; false at the input's end.
@@ -220,9 +283,15 @@ func (s *section) next() bool {
 	if s.held == nil {
 		return false
 	}
-	s.previous += s.given
-	s.given, s.hasFile, s.atEnd = 0, false, false
+	s.previous += s.given - s.replayed
+	s.given, s.replayed, s.hasFile, s.atEnd = 0, 0, false, false
 	s.run, s.cutting, s.short, s.cuts = runOff, false, 0, false
+	s.continues, s.split = s.split, false
+	if s.continues {
+		s.replay = s.header // the file's header again, then the held fragment
+	} else {
+		s.header = nil
+	}
 	return true
 }
 
@@ -231,7 +300,7 @@ func (s *section) next() bool {
 // only). An error in another form is returned as it is.
 func (s *section) lineError(err error) error {
 	rest, ok := strings.CutPrefix(err.Error(), "gitdiff: line ")
-	if !ok || s.previous == 0 {
+	if !ok || s.previous == 0 && s.replayed == 0 {
 		return err
 	}
 	num, msg, ok := strings.Cut(rest, ":")
@@ -239,7 +308,7 @@ func (s *section) lineError(err error) error {
 	if !ok || perr != nil {
 		return err
 	}
-	return fmt.Errorf("gitdiff: line %d:%s", n+s.previous, msg)
+	return fmt.Errorf("gitdiff: line %d:%s", n+s.previous-s.replayed, msg)
 }
 
 // isCommitHeader reports whether text is the header of a commit as git show
@@ -261,7 +330,8 @@ type tail struct {
 
 // convertFile converts a go-gitdiff file. With keep > 0 it keeps the
 // file's first keep changed lines only (as cutFile does) and counts the
-// rest in the tail; every fragment's range is checked either way.
+// rest in the tail; with keep < 0 it keeps none. Every fragment's range is
+// checked either way.
 func convertFile(gf *gitdiff.File, keep int) (*File, tail, error) {
 	var cut tail
 	f := &File{
@@ -296,7 +366,7 @@ func convertFile(gf *gitdiff.File, keep int) (*File, tail, error) {
 		if err := checkRange(tf.NewPosition, tf.NewLines); err != nil {
 			return nil, cut, fmt.Errorf("%s: fragment %q: new side: %w", f.Path(), strings.TrimSpace(tf.Header()), err)
 		}
-		cutting = cutting || (keep > 0 && left == 0)
+		cutting = cutting || (keep != 0 && left <= 0)
 		fr := Fragment{
 			OldStart: int(tf.OldPosition), OldLines: int(tf.OldLines),
 			NewStart: int(tf.NewPosition), NewLines: int(tf.NewLines),

@@ -192,24 +192,30 @@ func TestStreamSeeds(t *testing.T) {
 	}
 }
 
-// An error in a later file's part of the diff names the diff's own line,
-// not the line within that part.
+// An error in a later file's part of the diff, or in a later fragment of
+// a file the planner cut, names the diff's own line, not the line within
+// that part.
 func TestParseErrorNamesTheDiffLine(t *testing.T) {
 	t.Parallel()
 	good := "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n" // 6 lines
 	bad := "diff --git a/c b/c\n--- a/c\n+++ b/c\n@@ -1,3 +1,3 @@\n a\n!b\n"
+	long := "diff --git a/d b/d\n--- a/d\n+++ b/d\n@@ -1 +1 @@\n-x\n+y\n@@ -5 +5 @@\n-x\n+y\n@@ -9,2 +9,2 @@\n-x\n?y\n"
 	for _, tt := range []struct {
 		in   string
 		line int
 	}{
 		{bad, 6},
 		{good + good + bad, 18},
+		{good + long, 18},
 	} {
 		_, err := Parse(strings.NewReader(tt.in))
 		_, werr := wholeParse([]byte(tt.in))
+		_, perr := PrepareDiff(strings.NewReader(tt.in), 0, Options{MaxChangedLines: 1})
 		want := fmt.Sprintf("gitdiff: line %d:", tt.line)
-		if err == nil || !strings.Contains(err.Error(), want) || werr == nil || !strings.Contains(werr.Error(), want) {
-			t.Errorf("Parse(%q) = %v (whole input: %v), want an error at %q", tt.in, err, werr, want)
+		for _, err := range []error{err, werr, perr} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Parse(%q) = %v (whole input: %v, PrepareDiff keeping 1 changed line: %v), want an error at %q", tt.in, err, werr, perr, want)
+			}
 		}
 	}
 }

@@ -143,7 +143,7 @@ func (c *Change) Plan(opts hunks.Options) (*hunks.Plan, error) {
 	case errors.Is(err, hunks.ErrEmpty):
 		return hunks.Prepare(nil, opts) // nothing to review
 	case errors.Is(err, hunks.ErrTooLarge):
-		return nil, fmt.Errorf("%s: %v", c.what, err)
+		return nil, fmt.Errorf("%s: %v (review a smaller range)", c.what, err)
 	case err != nil:
 		return nil, fmt.Errorf("%s: %v", c.parse, err)
 	}

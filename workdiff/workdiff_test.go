@@ -99,7 +99,7 @@ func TestReadRefuses(t *testing.T) {
 		{Options{Dir: dir, Diff: "-", Stdin: strings.NewReader("")}, "--diff standard input: empty input, no diff to review"},
 		{Options{Dir: dir, Diff: "missing.diff"}, "--diff missing.diff: no such file or directory"},
 		{Options{Dir: dir, Diff: "."}, "--diff .: is a directory, not a diff file"},
-		{Options{Dir: dir, Diff: "huge.diff"}, "--diff huge.diff: diff too large: 512 MiB, over the 512 MiB cap"},
+		{Options{Dir: dir, Diff: "huge.diff"}, "--diff huge.diff: diff too large: 512 MiB, over the 512 MiB cap (review a smaller range)"},
 		{Options{Dir: dir, Diff: "-", Stdin: strings.NewReader("hello\n")}, `--diff standard input: not a unified diff`},
 		{Options{Dir: dir}, "is not inside a git repository"},
 		{Options{Dir: dir, Base: "main"}, "is not inside a git repository"},

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/org/warden/internal/gendiff"
 	"github.com/org/warden/internal/testgit"
 )
 
@@ -27,47 +23,11 @@ import (
 // and with -short (it writes 300 MB to a temporary directory).
 func TestLargeDiffMemory(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat("/proc/self/status"); err != nil {
-		t.Skip("needs /proc/self/status (Linux)")
-	}
-	if testing.Short() {
-		t.Skip("writes and plans a 300 MB diff in a child process")
-	}
-	if raceDetector {
-		t.Skip("the race detector multiplies memory: run without -race")
-	}
+	memoryRun(t, "writes and plans a 300 MB diff in a child process")
 	const files = 103_000
 	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "change.diff"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gendiff.Write(f, files); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(filepath.Join(dir, "change.diff"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestDryRunMemoryChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "WARDEN_TEST_MEMORY_DIR="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	var hwm, heapSys, total int
-	for l := range strings.Lines(string(out)) {
-		if strings.HasPrefix(l, "warden-memory ") {
-			fmt.Sscanf(l, "warden-memory vmhwm_kb=%d heap_sys_bytes=%d total_alloc_bytes=%d", &hwm, &heapSys, &total)
-		}
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
-	if err != nil || hwm <= 0 {
-		t.Fatalf("child printed no memory figures (%v):\n%s", err, out)
-	}
+	size := float64(writeChange(t, dir, files)) / (1 << 20)
+	hwm, heapSys, total, data := dryRunMemory(t, dir)
 	var rep struct {
 		Items   []struct{ Path string }
 		Ignored []struct{ Reason string }
@@ -81,7 +41,6 @@ func TestLargeDiffMemory(t *testing.T) {
 			limited++
 		}
 	}
-	size := float64(fi.Size()) / (1 << 20)
 	t.Logf("dry run of a %.0f MiB diff (%d files, %d changed lines): %d items, %d paths over max_files; peak RSS %.1f MiB (%.2f× the diff), heap from the OS %.1f MiB, allocated in all %.0f MiB",
 		size, files, 40*files, len(rep.Items), limited, float64(hwm)/1024, float64(hwm)/1024/size, float64(heapSys)/(1<<20), float64(total)/(1<<20))
 	if want := 4 * 300; len(rep.Items) != want || limited != files-300 {
@@ -100,12 +59,7 @@ func TestBaseGitProcessesChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process of TestBaseGitProcesses")
 	}
-	var stderr bytes.Buffer
-	code := run(context.Background(), []string{"-C", dir, "review", "--base", "main", "--dry-run", "--format", "json", "--output", "report.json"},
-		strings.NewReader(""), io.Discard, &stderr, func(string) string { return "" })
-	if code != exitOK {
-		t.Fatalf("dry run: exit %d: %s", code, stderr.String())
-	}
+	childDryRun(t, dir, "--base", "main")
 }
 
 // TestBaseGitProcesses counts the git processes `warden review --base main`

@@ -356,8 +356,10 @@ func filter(f *File, cut tail, ignore rules, opts Options) (*candidate, string) 
 		b, err := opts.Source(p)
 		var sized interface{ FileSize() int64 }
 		switch {
-		case err == nil && b != nil && (!opts.VerifySource || agrees(f, b) == nil):
-			c.source, c.size = splitLines(string(b)), int64(len(b))
+		case err == nil && b != nil:
+			if lines := splitLines(string(b)); !opts.VerifySource || agrees(f, lines) == nil {
+				c.source, c.size = lines, int64(len(b))
+			}
 		case errors.As(err, &sized):
 			c.size = sized.FileSize()
 		}

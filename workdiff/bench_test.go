@@ -47,13 +47,15 @@ func branchRepo(b *testing.B, n int) *testgit.Repo {
 // measured against); plan is Read and Plan as the command does them (the
 // checks, the diff streamed through the planner, every reviewed file read
 // through one cat-file process and checked against the diff).
-// git-processes/op counts the git processes each started.
+// git-processes/op counts the git processes each started; cpu-ms/op is the
+// CPU time of the benchmark and of the git processes it waited for, which
+// a machine's load does not change as it changes ns/op.
 func BenchmarkPlanFromGit(b *testing.B) {
 	const files = 1000
 	r := branchRepo(b, files)
 	mb := strings.TrimSpace(r.Git("merge-base", "main", "HEAD"))
 	b.Run("git-diff", func(b *testing.B) {
-		before := gitrepo.Started()
+		before, cpu := gitrepo.Started(), cpuTime()
 		for b.Loop() {
 			rc, err := gitrepo.Stream(b.Context(), r.Dir, append(slices.Clone(gitrepo.DiffArgs), mb, "HEAD", "--")...)
 			if err != nil {
@@ -69,9 +71,10 @@ func BenchmarkPlanFromGit(b *testing.B) {
 			b.SetBytes(n)
 		}
 		b.ReportMetric(float64(gitrepo.Started()-before)/float64(b.N), "git-processes/op")
+		b.ReportMetric(float64((cpuTime()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
 	})
 	b.Run("plan", func(b *testing.B) {
-		before := gitrepo.Started()
+		before, cpu := gitrepo.Started(), cpuTime()
 		for b.Loop() {
 			ch, err := Read(b.Context(), Options{Dir: r.Dir, Base: "main"})
 			if err != nil {
@@ -86,5 +89,6 @@ func BenchmarkPlanFromGit(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(gitrepo.Started()-before)/float64(b.N), "git-processes/op")
+		b.ReportMetric(float64((cpuTime()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
 	})
 }

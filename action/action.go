@@ -19,6 +19,7 @@ import (
 	"github.com/org/warden/report"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
+	"github.com/org/warden/secrets"
 )
 
 // Services are what Run needs from the wiring.
@@ -45,7 +46,7 @@ type Services struct {
 
 // Config is what the Action needs of the trusted configuration.
 type Config struct {
-	Secrets    []string                 // values masked in the log (route keys)
+	Secrets    []secrets.Value          // masked in the log (route keys)
 	Thresholds review.ThresholdSettings // the file's fail_on, report_on, max_findings
 	Budget     time.Duration            // the file's review budget (or the default)
 	// Plan plans the review of a change; an error naming a missing route
@@ -266,8 +267,8 @@ func (a *runner) trust(ctx context.Context, pr *PullRequest) (*trusted, error) {
 		return nil, err
 	}
 	for _, v := range tc.cfg.Secrets {
-		if v != "" {
-			a.gha.AddMask(v)
+		if v.Reveal() != "" {
+			a.gha.AddMask(v.Reveal())
 		}
 	}
 	if tc.notRead != "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/org/warden/internal/gitrepo"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
+	"github.com/org/warden/secrets"
 )
 
 // reviewOptions are what a pull request event or a command changes in a
@@ -50,7 +51,7 @@ type botState struct {
 //
 // keys are the model keys of the trusted configuration: without a
 // results-cache-secret they derive the trusted domain's.
-func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts reviewOptions, keys []string) botState {
+func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts reviewOptions, keys []secrets.Value) botState {
 	var st botState
 	if a.in.ResultsCacheDir != "" {
 		domain := CacheFork

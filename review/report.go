@@ -355,6 +355,11 @@ type Report struct {
 	// Verification is what the optional verification pass did; nil when
 	// [review] verify is off (additive to the contract).
 	Verification *Verification `json:"verification,omitempty"`
+	// Redacted lists where a secret was replaced by a placeholder in what
+	// the review sent to models (additive; omitted when nothing was). The
+	// secrets on added lines are findings too (skill SecretsSkill), and
+	// the files withheld whole are in Ignored (reason "secret:<kind>").
+	Redacted []Redaction `json:"redacted,omitempty"`
 }
 
 // Publisher sends a finished report somewhere: a terminal, a file, GitHub.

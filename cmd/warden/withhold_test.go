@@ -156,8 +156,8 @@ func TestReviewWithholdsSecrets(t *testing.T) {
 
 	var rep struct {
 		Findings []struct{ Skill, Severity, Title, Path, Description string } `json:"findings"`
-		Ignored  []struct{ Path, Reason string }                                `json:"ignored"`
-		Redacted []struct{ Path, Rule, Where string }                           `json:"redacted"`
+		Ignored  []struct{ Path, Reason string }                              `json:"ignored"`
+		Redacted []struct{ Path, Rule, Where string }                         `json:"redacted"`
 	}
 	if err := json.Unmarshal([]byte(jsonOut), &rep); err != nil {
 		t.Fatalf("JSON report: %v\n%s", err, jsonOut)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -195,5 +197,84 @@ func TestReviewWithholdsSecrets(t *testing.T) {
 	}
 	if len(rep.Redacted) < 3 {
 		t.Errorf("redacted = %+v, want the three pasted secrets", rep.Redacted)
+	}
+}
+
+// TestActionWithholdsSecrets is the same through the Action, for a pull
+// request that adds the .env (holding the configured model key), the
+// id_ed25519 and the pasted secrets: nothing of them in a request to the
+// model, a request to GitHub (the check run, the review and its comments),
+// the job summary, the step outputs, the report file, the log or a
+// telemetry export; the check run's summary says what was withheld and the
+// secrets are findings.
+func TestActionWithholdsSecrets(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "low")
+	h.model = echoModel(t)
+	h.env["WARDEN_BASE_URL"] = h.model.URL + "/v1"
+	modelKey := h.env["WARDEN_API_KEY"]
+	collector := fakeotlp.New(t)
+	h.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = collector.URL
+	secret := secretChange(h.repo, modelKey)
+	h.repo.git("add", "-A")
+	h.repo.git("commit", "-qm", "add settings")
+	h.refreshPR()
+	h.event("synchronize", nil)
+
+	res := h.run(context.Background())
+	if res.code != exitFindings {
+		t.Fatalf("exit %d, want %d (the secrets are high findings); stderr:\n%s", res.code, exitFindings, res.stderr)
+	}
+	var leaks []string
+	check := func(where string, data []byte) { leaks = append(leaks, secret.leaks(where, data)...) }
+	var logged []string
+	for _, l := range strings.Split(res.stdout, "\n") {
+		if !strings.HasPrefix(l, "::add-mask::") {
+			logged = append(logged, l)
+		}
+	}
+	check("stdout", []byte(strings.Join(logged, "\n")))
+	check("stderr", []byte(res.stderr))
+	out := h.outputs()
+	for name, path := range map[string]string{"the report file": out["report-file"], "the job summary": h.env["GITHUB_STEP_SUMMARY"], "the step outputs": h.env["GITHUB_OUTPUT"]} {
+		data, err := os.ReadFile(path)
+		if err != nil || len(data) == 0 {
+			t.Fatalf("%s %q: %v (empty: %t)", name, path, err, len(data) == 0)
+		}
+		check(name, data)
+	}
+	for i, r := range h.gh.Requests() {
+		check(fmt.Sprintf("GitHub request %d (%s %s)", i, r.Method, r.Path), r.Body)
+	}
+	h.model.mu.Lock()
+	prompts := slices.Clone(h.model.requests)
+	h.model.mu.Unlock()
+	if len(prompts) == 0 || len(collector.Raw()) == 0 {
+		t.Fatalf("%d requests to the model, %d telemetry exports: the scan proves nothing", len(prompts), len(collector.Raw()))
+	}
+	for i, req := range prompts {
+		b, _ := json.Marshal(req)
+		check(fmt.Sprintf("request %d to the model", i), b)
+	}
+	for i, p := range collector.Raw() {
+		check(fmt.Sprintf("OTLP payload %d", i), p)
+	}
+	for _, l := range leaks {
+		t.Error(l)
+	}
+	cr := h.checkRun()
+	for _, want := range []string{"2 files never sent to a model", ".env (dotenv)", "id\\_ed25519 (private-key)"} {
+		if !strings.Contains(cr.Summary, want) {
+			t.Errorf("the check run's summary does not say %q:\n%s", want, cr.Summary)
+		}
+	}
+	comments := 0
+	for _, c := range h.gh.ReviewComments(testPR) {
+		if strings.Contains(c.Body, "Secret in the change") {
+			comments++
+		}
+	}
+	if comments < 5 {
+		t.Errorf("%d review comments about secrets, want one per secret (5)", comments)
 	}
 }

@@ -205,6 +205,13 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 		return fail(err)
 	}
 	rep := job.Run(ctx)
+	if n := rep.Summary.CacheRejected; n > 0 {
+		// A signed cache that holds entries it cannot verify: planted,
+		// written under another secret, or damaged. None was used.
+		msg := fmt.Sprintf("%s of the results cache did not verify (unsigned, signed with another secret, or damaged) and %s not used: %s reviewed anew", review.Counted(n, "entry", "entries"), pickWord(n, "was", "were"), pickWord(n, "its item was", "their items were"))
+		a.gha.Warningf("warden: %s", msg)
+		bot.notes = append(bot.notes, "**Results cache:** "+msg+".")
+	}
 	if pub != nil {
 		pub.Thresholds, pub.Anchors = job.Thresholds, hunks.AnchorsOf(ch.Files)
 	}
@@ -441,6 +448,14 @@ func (o outputs) Publish(_ context.Context, r *review.Report) error {
 	o.gha.SetOutput("reviewed", strconv.Itoa(r.Summary.Reviewed))
 	o.gha.SetOutput("report-file", o.file.written)
 	return nil
+}
+
+// pickWord is one for n == 1, else many.
+func pickWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func orSkills(a, b []string) []string {

@@ -169,6 +169,11 @@ type Summary struct {
 	// Cached counts the reviewed items whose answer came from the results
 	// cache (additive to the contract; omitted when none did).
 	Cached int `json:"cached,omitempty"`
+	// CacheRejected counts results-cache entries found and not used:
+	// unsigned or signed with another secret, naming another key, damaged,
+	// or no longer acceptable (CacheStats.Corrupt); each such item was
+	// reviewed anew. Additive, omitted when 0.
+	CacheRejected int `json:"cache_rejected,omitempty"`
 	// Suppressed counts findings not shown because a person dismissed
 	// them on the pull request (a `/warden dismiss`, a thumbs-down, a
 	// thread resolved without a code change); additive, omitted when 0.

@@ -101,6 +101,9 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 	r.Findings = selectFindings(findings, opts.ReportOn, opts.MaxFindings, &dropped)
 	r.Summary = summarize(r.Items, len(r.Findings))
 	r.Summary.FindingsDropped = dropped
+	if opts.Cache != nil {
+		r.Summary.CacheRejected = opts.Cache.Stats().Corrupt
+	}
 	r.Outcome = Decide(r.Items)
 	r.Routes = routeStats(eng, stats)
 	r.DurationMS = time.Since(start).Milliseconds()

@@ -1,6 +1,9 @@
 package secrets
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // Redact returns text with each match's secret replaced by its
 // placeholder. The text keeps its lines: a secret that spans lines (a
@@ -39,10 +42,30 @@ func Redact(text string, ms []Match) string {
 // warden writes that no rule should rewrite (a log line, an error, a
 // report), where only the values it holds must never appear.
 func (s *Scanner) Mask(text string) string {
-	for _, v := range s.held {
-		if strings.Contains(text, v.value) {
-			text = strings.ReplaceAll(text, v.value, "REDACTED")
+	values := make([]string, len(s.held))
+	for i, v := range s.held {
+		values[i] = v.value
+	}
+	return Mask(text, values...)
+}
+
+// Masked is what Mask writes instead of a value.
+const Masked = "REDACTED"
+
+// bearer is an Authorization header's credential as a server may echo it.
+var bearer = regexp.MustCompile(`(?i)\bBearer\s+[A-Za-z0-9._~+/=-]+`)
+
+// Mask returns text with each of values (those of 4 characters or more:
+// a shorter one would garble text and is no secret) replaced by Masked,
+// and any "Bearer <credential>" as a server echoes an Authorization header
+// by "Bearer REDACTED": the one redaction of the keys and tokens warden
+// holds in errors, log lines and reports (the provider adapter's errors,
+// the GitHub client's).
+func Mask(text string, values ...string) string {
+	for _, v := range values {
+		if len(v) >= 4 && strings.Contains(text, v) {
+			text = strings.ReplaceAll(text, v, Masked)
 		}
 	}
-	return text
+	return bearer.ReplaceAllString(text, "Bearer "+Masked)
 }

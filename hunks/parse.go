@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
+
+	"github.com/org/warden/secrets"
 )
 
 // ErrNotDiff is returned (wrapped) by Parse when non-blank input holds no
@@ -221,6 +223,9 @@ func (s *section) ReadString(byte) (string, error) {
 		}
 		s.hasFile = true
 	}
+	if s.run == runBefore && !s.continues && mayBeWithheld(b) {
+		s.run, s.cuts = runOff, false // a secret by its name: planned whole
+	}
 	s.given++
 	line := s.shorten(b, kind)
 	if s.run == runBefore && !s.continues {
@@ -278,6 +283,22 @@ var shortLines = map[byte][3]string{
 	' ': {" ", " \n", " \r\n"},
 }
 
+// mayBeWithheld reports whether a line of a file's header ("diff --git",
+// "+++", "rename to", ...) may name a file that is a secret by its name
+// (secrets.Withheld): such a file is planned whole, never cut, since what
+// it holds is reported from all of its lines. It reads the names loosely
+// (a name with spaces is read in pieces, its last one holding the base
+// name); a wrong yes only costs memory.
+func mayBeWithheld(line []byte) bool {
+	for _, f := range strings.Fields(string(line)) {
+		f = strings.Trim(f, `"`)
+		if secrets.Withheld(f) != "" || secrets.Withheld(strings.TrimPrefix(strings.TrimPrefix(f, "a/"), "b/")) != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // next starts the next section; false at the input's end.
 func (s *section) next() bool {
 	if s.held == nil {
@@ -333,7 +354,26 @@ type tail struct {
 // rest in the tail; with keep < 0 it keeps none. Every fragment's range is
 // checked either way.
 func convertFile(gf *gitdiff.File, keep int) (*File, tail, error) {
-	var cut tail
+	f := fileHeader(gf)
+	f.Fragments = make([]Fragment, 0, len(gf.TextFragments))
+	c := &cutter{keep: keep, left: keep}
+	for _, tf := range gf.TextFragments {
+		if err := checkRange(tf.OldPosition, tf.OldLines); err != nil {
+			return nil, tail{}, fmt.Errorf("%s: fragment %q: old side: %w", f.Path(), strings.TrimSpace(tf.Header()), err)
+		}
+		if err := checkRange(tf.NewPosition, tf.NewLines); err != nil {
+			return nil, tail{}, fmt.Errorf("%s: fragment %q: new side: %w", f.Path(), strings.TrimSpace(tf.Header()), err)
+		}
+		if fr, ok := c.fragment(tf); ok {
+			f.Fragments = append(f.Fragments, fr)
+		}
+	}
+	return f, c.cut, nil
+}
+
+// fileHeader is a go-gitdiff file's paths, status and modes, without its
+// fragments.
+func fileHeader(gf *gitdiff.File) *File {
 	f := &File{
 		OldPath: gf.OldName,
 		NewPath: gf.NewName,
@@ -357,70 +397,80 @@ func convertFile(gf *gitdiff.File, keep int) (*File, tail, error) {
 	}
 	f.ModeOnly = f.OldMode != 0 && f.NewMode != 0 && f.OldMode != f.NewMode &&
 		len(gf.TextFragments) == 0 && !f.Binary && f.Status == Modified
-	f.Fragments = make([]Fragment, 0, len(gf.TextFragments))
-	left, cutting := keep, false
-	for _, tf := range gf.TextFragments {
-		if err := checkRange(tf.OldPosition, tf.OldLines); err != nil {
-			return nil, cut, fmt.Errorf("%s: fragment %q: old side: %w", f.Path(), strings.TrimSpace(tf.Header()), err)
-		}
-		if err := checkRange(tf.NewPosition, tf.NewLines); err != nil {
-			return nil, cut, fmt.Errorf("%s: fragment %q: new side: %w", f.Path(), strings.TrimSpace(tf.Header()), err)
-		}
-		cutting = cutting || (keep != 0 && left <= 0)
-		fr := Fragment{
-			OldStart: int(tf.OldPosition), OldLines: int(tf.OldLines),
-			NewStart: int(tf.NewPosition), NewLines: int(tf.NewLines),
-			Section: tf.Comment,
-		}
-		if !cutting {
-			fr.Lines = make([]Line, 0, len(tf.Lines))
-		}
-		oldN, newN := fr.OldStart, fr.NewStart
-		for _, gl := range tf.Lines {
-			l := Line{Text: gl.Line, NoNewline: gl.NoEOL()}
-			l.Text = strings.TrimSuffix(l.Text, "\n")
-			if t, ok := strings.CutSuffix(l.Text, "\r"); ok {
-				l.Text, l.CRLF = t, true
-			}
-			switch gl.Op {
-			case gitdiff.OpAdd:
-				l.Op, l.NewLine = Add, newN
-				newN++
-			case gitdiff.OpDelete:
-				l.Op, l.OldLine = Delete, oldN
-				oldN++
-			default:
-				l.Op, l.OldLine, l.NewLine = Context, oldN, newN
-				oldN++
-				newN++
-			}
-			if keep > 0 && !cutting && l.Op != Context {
-				if left == 0 {
-					cutting = true
-				} else {
-					left--
-				}
-			}
-			if cutting {
-				if l.Op != Context {
-					cut.changed++
-				}
-				if l.Op == Add {
-					cut.added += int64(len(l.Text)) + 1
-				}
-				continue
-			}
-			fr.Lines = append(fr.Lines, l)
-		}
-		if fr.Lines == nil {
-			continue // cut whole
-		}
-		if len(fr.Lines) < len(tf.Lines) {
-			fr = recount(fr, fr.Lines)
-		}
-		f.Fragments = append(f.Fragments, fr)
+	return f
+}
+
+// cutter converts a file's fragments in order, keeping its first keep
+// changed lines and the context that directly follows them (keep > 0;
+// cutFile's rule), none (keep < 0) or all (0), and counts what it cuts.
+type cutter struct {
+	keep, left int
+	cutting    bool
+	cut        tail
+}
+
+// fragment converts one fragment; false when all of it is cut.
+func (c *cutter) fragment(tf *gitdiff.TextFragment) (Fragment, bool) {
+	c.cutting = c.cutting || (c.keep != 0 && c.left <= 0)
+	fr := Fragment{
+		OldStart: int(tf.OldPosition), OldLines: int(tf.OldLines),
+		NewStart: int(tf.NewPosition), NewLines: int(tf.NewLines),
+		Section: tf.Comment,
 	}
-	return f, cut, nil
+	if !c.cutting {
+		fr.Lines = make([]Line, 0, len(tf.Lines))
+	}
+	oldN, newN := fr.OldStart, fr.NewStart
+	for _, gl := range tf.Lines {
+		l := convertLine(gl, &oldN, &newN)
+		if c.keep > 0 && !c.cutting && l.Op != Context {
+			if c.left == 0 {
+				c.cutting = true
+			} else {
+				c.left--
+			}
+		}
+		if !c.cutting {
+			fr.Lines = append(fr.Lines, l)
+			continue
+		}
+		if l.Op != Context {
+			c.cut.changed++
+		}
+		if l.Op == Add {
+			c.cut.added += int64(len(l.Text)) + 1
+		}
+	}
+	if fr.Lines == nil {
+		return fr, false
+	}
+	if len(fr.Lines) < len(tf.Lines) {
+		fr = recount(fr, fr.Lines)
+	}
+	return fr, true
+}
+
+// convertLine converts one line of a fragment, numbering it from the old
+// and new lines it advances.
+func convertLine(gl gitdiff.Line, oldN, newN *int) Line {
+	l := Line{Text: gl.Line, NoNewline: gl.NoEOL()}
+	l.Text = strings.TrimSuffix(l.Text, "\n")
+	if t, ok := strings.CutSuffix(l.Text, "\r"); ok {
+		l.Text, l.CRLF = t, true
+	}
+	switch gl.Op {
+	case gitdiff.OpAdd:
+		l.Op, l.NewLine = Add, *newN
+		*newN++
+	case gitdiff.OpDelete:
+		l.Op, l.OldLine = Delete, *oldN
+		*oldN++
+	default:
+		l.Op, l.OldLine, l.NewLine = Context, *oldN, *newN
+		*oldN++
+		*newN++
+	}
+	return l
 }
 
 // checkRange rejects a fragment range that no diff tool writes: negative,

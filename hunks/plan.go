@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/org/warden/secrets"
 )
 
 // The defaults of Options, used for a zero (or negative) value.
@@ -86,6 +88,10 @@ type Plan struct {
 	// Files are the files the chunks come from, in rank order, as planned:
 	// a file cut to its share of MaxChangedLines holds only the lines kept.
 	Files []*File
+	// Withheld are the files dropped as secrets by their names (reason
+	// secret:<kind>), in the diff's order, whole: review scans them itself,
+	// without a model.
+	Withheld []*File
 }
 
 // Files is a parsed change; Plan plans it (Prepare). A change that is read
@@ -173,12 +179,21 @@ func (p *planner) drop(path, reason string) {
 	p.plan.Ignored = append(p.plan.Ignored, Ignored{Path: path, Reason: reason})
 }
 
+// dropFile drops a file the filters leave out, keeping it whole in
+// Plan.Withheld when it is a secret by its name.
+func (p *planner) dropFile(f *File, reason string) {
+	if strings.HasPrefix(reason, "secret:") {
+		p.plan.Withheld = append(p.plan.Withheld, f)
+	}
+	p.drop(f.Path(), reason)
+}
+
 // add plans one file, of which cut was cut off already (parseEach).
 func (p *planner) add(f *File, cut tail) {
 	c, reason := filter(f, cut, p.ignore, p.opts)
 	switch {
 	case reason != "":
-		p.drop(f.Path(), reason)
+		p.dropFile(f, reason)
 		return
 	case c.size > p.opts.MaxFileBytes:
 		p.drop(c.path, "limit:bytes")
@@ -337,6 +352,9 @@ func (h *worstFirst) Pop() any {
 // filter returns the candidate for f, or the reason it is not reviewed.
 func filter(f *File, cut tail, ignore rules, opts Options) (*candidate, string) {
 	p := f.Path()
+	if kind := secrets.Withheld(p); kind != "" {
+		return nil, "secret:" + kind
+	}
 	r, matched := ignore.lastMatch(p)
 	if matched && !r.negate {
 		return nil, "ignored:" + r.pattern

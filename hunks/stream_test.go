@@ -68,7 +68,7 @@ func referencePrepare(files []*File, opts Options) (*Plan, error) {
 	for i, f := range files {
 		c, reason := filter(f, tail{}, ignore, p.opts)
 		if reason != "" {
-			p.drop(f.Path(), reason)
+			p.dropFile(f, reason)
 			continue
 		}
 		c.seq = i
@@ -112,7 +112,8 @@ func streamSeeds(t testing.TB) [][]byte {
 		"diff --git a/b.go b/b.go\nnew file mode 100644\n--- /dev/null\n+++ b/b.go\n@@ -0,0 +1 @@\n+x\n-- \n2.39.5\n"
 	return append(seeds, skewed.Bytes(), []byte(mail),
 		[]byte("diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,2 +1,2 @@\n a\ndiff --git a/b b/b\n--- a/b\n+++ b/b\n@@ -1 +1 @@\n-x\n+y\n"),
-		[]byte("diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n@@ -9 +9 @@\n"))
+		[]byte("diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n@@ -9 +9 @@\n"),
+		[]byte("diff --git a/.env b/.env\n--- a/.env\n+++ b/.env\n@@ -1,3 +1,3 @@\n-A=1\n+A=2\n-B=1\n+B=2\n-C=1\n+C=2\n@@ -9 +9 @@\n-D=1\n+D=2\n"))
 }
 
 // streamOptions are the limits FuzzStream plans with: the defaults, and
@@ -366,6 +367,30 @@ func TestPlannerHoldsLittle(t *testing.T) {
 		if most > bound || most >= total {
 			t.Errorf("max_files %d, max_changed_lines %d: held %d changed lines at most, want at most %d (and fewer than %d)",
 				p.opts.MaxFiles, p.opts.MaxChangedLines, most, bound, total)
+		}
+	}
+}
+
+// A file that is a secret by its name is kept whole for review to scan,
+// also when it has far more changed lines than any plan holds of a file
+// (its name may hold spaces).
+func TestPrepareDiffKeepsWithheldWhole(t *testing.T) {
+	t.Parallel()
+	for _, header := range []string{
+		"diff --git a/config/.env b/config/.env\nnew file mode 100644\n--- /dev/null\n+++ b/config/.env\n",
+		"diff --git a/my keys/id_rsa b/my keys/id_rsa\nnew file mode 100600\n--- /dev/null\n+++ b/my keys/id_rsa\n",
+	} {
+		var diff strings.Builder
+		diff.WriteString(header + "@@ -0,0 +1,50 @@\n")
+		for i := range 50 {
+			fmt.Fprintf(&diff, "+SECRET_%d=value\n", i)
+		}
+		plan, err := PrepareDiff(strings.NewReader(diff.String()), 0, Options{MaxChangedLines: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Withheld) != 1 || len(plan.Withheld[0].Fragments) != 1 || len(plan.Withheld[0].Fragments[0].Lines) != 50 {
+			t.Errorf("%q: Withheld = %v, want the file whole (50 lines)", header, plan.Withheld)
 		}
 	}
 }

@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	},
 	// cli reads flags into the value types of the packages it names; it
 	// touches no process state (TestCLITouchesNoProcess).
-	"cli":                  {module + "/action", module + "/eval", module + "/report", module + "/review"},
+	"cli":                  {module + "/action", module + "/eval", module + "/report", module + "/review", "github.com/agnivade/levenshtein"},
 	"workdiff":             {module + "/hunks", module + "/internal/gitrepo", module + "/review"},
 	"eval":                 {module + "/review", module + "/hunks", module + "/skills", module + "/execution", module + "/related", "github.com/pelletier/go-toml/v2"},
 	"internal/evalmodel":   {module + "/internal/fakeopenai"},

@@ -92,6 +92,15 @@ func lookup(name string) (Command, bool) {
 	return Command{}, false
 }
 
+// commandNames are the commands' names, in the order of Commands.
+func commandNames() []string {
+	names := make([]string, len(Commands))
+	for i, c := range Commands {
+		names[i] = c.Name
+	}
+	return names
+}
+
 // WriteHelp is `warden help` (name "": the command list) and `warden help
 // CMD`, `warden CMD -h`; version is warden's, for the list's first line.
 func WriteHelp(w io.Writer, name, version string) {
@@ -122,10 +131,9 @@ func (c Command) flagList() string {
 		return ""
 	}
 	var b strings.Builder
-	fs := flag.NewFlagSet("warden "+c.Name, flag.ContinueOnError)
+	fs := c.flagSet()
 	fs.SetOutput(&b)
-	fs.Usage = fs.PrintDefaults
-	_, _ = c.parse(fs, []string{"-h"}) // flag.ErrHelp, after the flags are defined
+	fs.PrintDefaults()
 	return b.String()
 }
 

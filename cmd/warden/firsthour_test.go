@@ -238,7 +238,7 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--version"}, {"version"}, {"-version"}} {
 		res := runWarden(t, dir, nil, "", args...)
-		if res.code != exitOK || res.stdout != "warden "+version+"\n" {
+		if res.code != exitOK || res.stdout != wardenBuild().String()+"\n" {
 			t.Errorf("warden %v: exit %d, stdout %q, stderr %q; want the version", args, res.code, res.stdout, res.stderr)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 // startTelemetry starts telemetry (the OTEL_* variables) for a review about
 // to run. A bad configuration is a usage error, before anything is sent.
 func startTelemetry(ctx context.Context, e *env, verbose bool) (*telemetry.Publisher, error) {
-	cfg, err := telemetry.FromEnv(e.getenv, version, e.logger(verbose))
+	cfg, err := telemetry.FromEnv(e.getenv, wardenBuild().Version, e.logger(verbose))
 	if err != nil {
 		return nil, &usageError{err}
 	}

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // A user's first week (issue 24): the rough edges a new user still hit.
@@ -49,5 +54,106 @@ func TestOutputErrorsNameThePath(t *testing.T) {
 	}
 	if len(entries) != 0 {
 		t.Errorf("out/ holds %v; want nothing written", entries)
+	}
+}
+
+// TestJSONItemsCarryReasonAndRoute: every item of the JSON report has the
+// contract's reason and route (DESIGN.md §4, §5): "" and the route's name
+// on a reviewed item, the class and the route on a failed one, "" on a
+// planned one, answered from the results cache or not.
+func TestJSONItemsCarryReasonAndRoute(t *testing.T) {
+	t.Parallel()
+	m := newFakeModel(t, "low")
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+	env := m.env("sk-test")
+	env["WARDEN_RESULTS_CACHE_DIR"] = filepath.Join(dir, "cache")
+	for _, run := range []struct {
+		name string
+		args []string
+		want map[string]any
+	}{
+		{"reviewed", []string{"--skill", "code-review"}, map[string]any{"status": "reviewed", "reason": "", "route": "env"}},
+		{"cached", []string{"--skill", "code-review"}, map[string]any{"status": "reviewed", "reason": "", "route": "env"}},
+		{"planned", []string{"--skill", "code-review", "--dry-run"}, map[string]any{"status": "planned", "reason": "", "route": ""}},
+	} {
+		res := runWarden(t, dir, env, "", append([]string{"review", "--diff", diff, "--format", "json"}, run.args...)...)
+		if res.code != exitOK {
+			t.Fatalf("%s: exit %d: %s", run.name, res.code, res.stderr)
+		}
+		var rep struct{ Items []map[string]any }
+		if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil || len(rep.Items) == 0 {
+			t.Fatalf("%s: %v, %d items", run.name, err, len(rep.Items))
+		}
+		for _, it := range rep.Items {
+			got := map[string]any{"status": it["status"], "reason": it["reason"], "route": it["route"]}
+			if _, ok := it["reason"]; !ok {
+				got["reason"] = "(absent)"
+			}
+			if _, ok := it["route"]; !ok {
+				got["route"] = "(absent)"
+			}
+			if diff := cmp.Diff(run.want, got); diff != "" {
+				t.Errorf("%s: item %v (-want +got):\n%s", run.name, it["path"], diff)
+			}
+		}
+	}
+	m.status = 401
+	res := runWarden(t, dir, env, "", "review", "--diff", diff, "--format", "json", "--skill", "security-review")
+	rep := decodeReport(t, res.stdout)
+	if len(rep.Items) == 0 || rep.Items[0].Reason != "auth" || rep.Items[0].Route != "env" {
+		t.Errorf("failed items = %+v; want reason auth on route env", rep.Items)
+	}
+}
+
+// TestSARIFNamesOddFiles: a change to files whose names are not UTF-8 or
+// hold a newline, reviewed from git, gives SARIF locations whose URIs
+// decode to exactly those names (files that exist in the checkout).
+func TestSARIFNamesOddFiles(t *testing.T) {
+	t.Parallel()
+	r := newGitRepo(t)
+	names := []string{"caf\xe9.go", "new\nline.go", "ok.go"}
+	for _, n := range names {
+		r.write(n, "package a\n")
+	}
+	r.Commit("init")
+	for _, n := range names {
+		r.write(n, "package a\n\nfunc F() int { return 1 }\n")
+	}
+	r.Commit("change")
+	m := newFakeModel(t, "high")
+	res := runWarden(t, r.Dir, m.env("k"), "", "review", "--base", "HEAD~1", "--format", "sarif", "--skill", "code-review", "--fail-on", "off")
+	if res.code != exitOK {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	var sarif struct {
+		Runs []struct {
+			Results []struct {
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string } `json:"artifactLocation"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &sarif); err != nil || len(sarif.Runs) != 1 {
+		t.Fatalf("not SARIF: %v\n%s", err, res.stdout)
+	}
+	var got []string
+	for _, x := range sarif.Runs[0].Results {
+		uri := x.Locations[0].PhysicalLocation.ArtifactLocation.URI
+		path, err := url.PathUnescape(uri)
+		if err != nil {
+			t.Errorf("URI %q: %v", uri, err)
+		}
+		if _, err := os.Stat(filepath.Join(r.Dir, path)); err != nil {
+			t.Errorf("URI %q names no file of the checkout: %v", uri, err)
+		}
+		got = append(got, path)
+	}
+	slices.Sort(got)
+	if want := []string{"caf\xe9.go", "new\nline.go", "ok.go"}; !slices.Equal(got, want) {
+		t.Errorf("the SARIF locations name %q, want %q", got, want)
 	}
 }

@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"related":          {module + "/hunks"},
 	"report":           {module + "/review", module + "/execution"},
 	"probe":            {module + "/execution", module + "/review"},
-	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
+	"telemetry":        {module + "/review", "go.opentelemetry.io/otel", "github.com/go-logr/logr"},
 	"config":           {module + "/review", module + "/execution", module + "/execution/openai", module + "/hunks", module + "/related", "github.com/pelletier/go-toml/v2"},
 	"report/github":    {module + "/review", module + "/report", module + "/hunks", module + "/execution", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"action": {

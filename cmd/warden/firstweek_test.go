@@ -2,14 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/warden/internal/fakeotlp"
 )
 
 // A user's first week (issue 24): the rough edges a new user still hit.
@@ -116,7 +120,7 @@ func TestSARIFNamesOddFiles(t *testing.T) {
 	for _, n := range names {
 		r.write(n, "package a\n")
 	}
-	r.Commit("init")
+	r.Commit("first")
 	for _, n := range names {
 		r.write(n, "package a\n\nfunc F() int { return 1 }\n")
 	}
@@ -155,5 +159,57 @@ func TestSARIFNamesOddFiles(t *testing.T) {
 	slices.Sort(got)
 	if want := []string{"caf\xe9.go", "new\nline.go", "ok.go"}; !slices.Equal(got, want) {
 		t.Errorf("the SARIF locations name %q, want %q", got, want)
+	}
+}
+
+// TestOTELErrorsAreWardenLines: warden run as a process, with the OTEL_*
+// variables in its real environment where the OpenTelemetry SDK reads
+// them: a value the SDK could not use is one warden line naming the
+// variable, exit 2, before any model call, never a raw SDK log line; good
+// values of the same variables export with nothing but warden's own lines
+// on standard error.
+func TestOTELErrorsAreWardenLines(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+	m := newFakeModel(t, "low")
+	collector := fakeotlp.New(t)
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "WARDEN_RESULTS_CACHE=off",
+		"WARDEN_BASE_URL=" + m.URL + "/v1", "WARDEN_MODEL=test-model", "WARDEN_API_KEY=k", "OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL}
+	for _, c := range []struct{ kv, want string }{
+		{"OTEL_EXPORTER_OTLP_TIMEOUT=abc", `warden: OTEL_EXPORTER_OTLP_TIMEOUT: "abc" is not a whole number of milliseconds`},
+		{"OTEL_EXPORTER_OTLP_CERTIFICATE=" + filepath.Join(dir, "missing.pem"), "warden: OTEL_EXPORTER_OTLP_CERTIFICATE: cannot read " + filepath.Join(dir, "missing.pem") + ": no such file or directory"},
+		{"OTEL_EXPORTER_OTLP_COMPRESSION=zstd", `warden: OTEL_EXPORTER_OTLP_COMPRESSION: "zstd" is not gzip or none`},
+		{"OTEL_TRACES_SAMPLER=bogus", `warden: OTEL_TRACES_SAMPLER: "bogus" is not always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio`},
+		{"OTEL_SDK_DISABLED=yes", `warden: OTEL_SDK_DISABLED: "yes" is not true or false`},
+		{"OTEL_BSP_SCHEDULE_DELAY=soon", `warden: OTEL_BSP_SCHEDULE_DELAY: "soon" is not a whole number of milliseconds`},
+	} {
+		var stdout, stderr strings.Builder
+		cmd := wardenProcess(dir, append(slices.Clone(base), c.kv), "review", "--diff", diff, "--skill", "code-review")
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || stderr.String() != c.want+"\n" {
+			t.Errorf("%s: %v, stderr:\n%s\nwant exit 2 and the one line %q", c.kv, err, stderr.String(), c.want)
+		}
+	}
+	if n := m.calls(); n != 0 {
+		t.Errorf("%d model calls with a bad telemetry configuration; want none", n)
+	}
+	good := append(slices.Clone(base), "OTEL_EXPORTER_OTLP_TIMEOUT=5000", "OTEL_EXPORTER_OTLP_COMPRESSION=gzip", "OTEL_BSP_SCHEDULE_DELAY=100",
+		"OTEL_TRACES_SAMPLER=parentbased_always_on", "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=delta")
+	var stderr strings.Builder
+	cmd := wardenProcess(dir, good, "review", "--diff", diff, "--skill", "code-review")
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("good configuration: %v\n%s", err, stderr.String())
+	}
+	for l := range strings.Lines(stderr.String()) {
+		if !strings.HasPrefix(l, "warden: ") {
+			t.Errorf("a line on standard error that is not warden's: %q", l)
+		}
+	}
+	if len(collector.Spans()) == 0 || len(collector.Metrics()) == 0 {
+		t.Errorf("the collector got %d spans and %d metrics; want the review's", len(collector.Spans()), len(collector.Metrics()))
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/org/warden/internal/fakeotlp"
+	"github.com/org/warden/internal/testgit"
 )
 
 // A user's first week (issue 24): the rough edges a new user still hit.
@@ -211,5 +213,84 @@ func TestOTELErrorsAreWardenLines(t *testing.T) {
 	}
 	if len(collector.Spans()) == 0 || len(collector.Metrics()) == 0 {
 		t.Errorf("the collector got %d spans and %d metrics; want the review's", len(collector.Spans()), len(collector.Metrics()))
+	}
+}
+
+// shallowOrigin is a repository with a main branch of twelve commits and a
+// feature branch that left it three commits before its tip, with two
+// commits of its own: the shape of a pull request.
+func shallowOrigin(t *testing.T) *gitRepo {
+	t.Helper()
+	r := newGitRepo(t)
+	for i := range 12 {
+		r.write("main.go", "package main\n\n"+numbered(i+1, "// main"))
+		r.Commit(fmt.Sprintf("main %d", i))
+	}
+	r.git("checkout", "-q", "-b", "feature", "HEAD~3")
+	for i := range 2 {
+		r.write("feature.go", "package main\n\n"+numbered(i+1, "// feature"))
+		r.Commit(fmt.Sprintf("feature %d", i))
+	}
+	r.git("checkout", "-q", "main")
+	return r
+}
+
+// clone clones origin into a new directory with git's extra arguments and
+// checks out branch.
+func clone(t *testing.T, origin *gitRepo, branch string, args ...string) *gitRepo {
+	t.Helper()
+	ws := &gitRepo{testgit.New(t)}
+	ws.git("remote", "add", "origin", "file://"+origin.Dir)
+	ws.git(append([]string{"fetch", "-q"}, args...)...)
+	ws.git("checkout", "-q", "-b", branch, "origin/"+branch)
+	return ws
+}
+
+// TestShallowBaseExplained: --base in a shallow clone (git clone --depth
+// 1, the Actions checkout's default) says that the history is missing and
+// how to fetch it, for a base outside the clone and for one whose common
+// ancestor was not fetched; following the advice makes the same command
+// work.
+func TestShallowBaseExplained(t *testing.T) {
+	t.Parallel()
+	origin := shallowOrigin(t)
+	both := clone(t, origin, "feature", "--depth", "1", "origin", "+refs/heads/*:refs/remotes/origin/*")
+	res := runWarden(t, both.Dir, nil, "", "review", "--base", "origin/main", "--dry-run")
+	for _, want := range []string{"warden: --base origin/main: ", "no common ancestor of origin/main and HEAD", "this is a shallow clone",
+		"git fetch --deepen=", "git fetch --unshallow", "fetch-depth: 0"} {
+		if res.code != exitUsage || !strings.Contains(res.stderr, want) || strings.Count(res.stderr, "\n") != 1 {
+			t.Errorf("--base origin/main in a depth-1 clone: exit %d, stderr %q; want 2 and one line saying %q", res.code, res.stderr, want)
+		}
+	}
+	both.git("fetch", "-q", "--deepen=100")
+	if res := runWarden(t, both.Dir, nil, "", "review", "--base", "origin/main", "--dry-run", "--format", "json"); res.code != exitOK ||
+		len(decodeReport(t, res.stdout).Items) == 0 {
+		t.Errorf("after git fetch --deepen=100: exit %d, stderr %q; want the plan", res.code, res.stderr)
+	}
+
+	single := clone(t, origin, "feature", "--depth", "1", "origin", "feature:refs/remotes/origin/feature")
+	res = runWarden(t, single.Dir, nil, "", "review", "--base", "main", "--dry-run")
+	fix := "git fetch --unshallow origin main:refs/remotes/origin/main, then --base origin/main"
+	for _, want := range []string{`warden: --base main: no revision "main" in this clone, which is shallow`, fix, "fetch-depth: 0"} {
+		if res.code != exitUsage || !strings.Contains(res.stderr, want) || strings.Count(res.stderr, "\n") != 1 {
+			t.Errorf("--base main in a single-branch depth-1 clone: exit %d, stderr %q; want 2 and one line saying %q", res.code, res.stderr, want)
+		}
+	}
+	single.git("fetch", "-q", "--unshallow", "origin", "main:refs/remotes/origin/main")
+	if res := runWarden(t, single.Dir, nil, "", "review", "--base", "origin/main", "--dry-run", "--format", "json"); res.code != exitOK ||
+		len(decodeReport(t, res.stdout).Items) == 0 {
+		t.Errorf("after %s: exit %d, stderr %q; want the plan", fix, res.code, res.stderr)
+	}
+
+	// A full clone with unrelated histories: no common ancestor, and not for want of history.
+	full := newGitRepo(t)
+	full.write("a.go", "package a\n")
+	full.Commit("a")
+	full.git("checkout", "-q", "--orphan", "other")
+	full.write("b.go", "package b\n")
+	full.Commit("b")
+	res = runWarden(t, full.Dir, nil, "", "review", "--base", "main", "--dry-run")
+	if want := "warden: --base main: main and HEAD have no common ancestor (unrelated histories)\n"; res.code != exitUsage || res.stderr != want {
+		t.Errorf("--base of an unrelated history: exit %d, stderr %q; want %q", res.code, res.stderr, want)
 	}
 }

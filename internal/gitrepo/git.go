@@ -8,6 +8,7 @@ package gitrepo
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -149,13 +150,69 @@ func WorktreeDiff(ctx context.Context, dir string) ([]byte, error) {
 }
 
 // RangeDiff is the change from the merge-base of base and head to head: what
-// a pull request from head into base shows.
+// a pull request from head into base shows. A base or head the repository
+// does not have, or two with no common ancestor, is a *HistoryError.
 func RangeDiff(ctx context.Context, dir, base, head string) ([]byte, error) {
-	mb, err := Output(ctx, dir, "merge-base", base, head)
+	mb, err := MergeBase(ctx, dir, base, head)
 	if err != nil {
 		return nil, err
 	}
-	return Output(ctx, dir, append(DiffArgs, strings.TrimSpace(string(mb)), head, "--")...)
+	return Output(ctx, dir, append(DiffArgs, mb, head, "--")...)
+}
+
+// The history errors (HistoryError.Err).
+var (
+	ErrNoRevision  = errors.New("no such revision")
+	ErrNoMergeBase = errors.New("no common ancestor")
+)
+
+// HistoryError is a revision, or the common ancestor of two, that the
+// local history does not have. In a shallow repository (git clone --depth,
+// the Actions checkout's default) that may only mean it was not fetched.
+type HistoryError struct {
+	Rev     string // the revision not found; for ErrNoMergeBase the first of the two
+	Err     error  // ErrNoRevision or ErrNoMergeBase
+	Shallow bool   // the repository is shallow
+}
+
+func (e *HistoryError) Error() string {
+	if errors.Is(e.Err, ErrNoMergeBase) {
+		return fmt.Sprintf("%s and HEAD: %v", e.Rev, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Rev, e.Err)
+}
+
+func (e *HistoryError) Unwrap() error { return e.Err }
+
+// MergeBase is the best common ancestor of the commits a and b name. A
+// revision the repository does not have, or none in common, is a
+// *HistoryError.
+func MergeBase(ctx context.Context, dir, a, b string) (string, error) {
+	for _, rev := range []string{a, b} {
+		if _, err := Output(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}"); err != nil {
+			return "", &HistoryError{Rev: rev, Err: ErrNoRevision, Shallow: IsShallow(ctx, dir)}
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := command(ctx, dir, "merge-base", a, b)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.Len() == 0: // git's answer for none
+		return "", &HistoryError{Rev: a, Err: ErrNoMergeBase, Shallow: IsShallow(ctx, dir)}
+	case err != nil:
+		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		return "", fmt.Errorf("git merge-base %s %s: %s", a, b, cmp.Or(msg, err.Error()))
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+// IsShallow reports whether the repository at dir is shallow: its history
+// stops where the clone or fetch was cut (--depth, --shallow-since).
+func IsShallow(ctx context.Context, dir string) bool {
+	out, err := Output(ctx, dir, "rev-parse", "--is-shallow-repository")
+	return err == nil && strings.TrimSpace(string(out)) == "true"
 }
 
 // EnsureCommit fetches commit sha from origin, as git objects only (nothing

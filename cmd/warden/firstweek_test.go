@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,11 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/org/warden/internal/fakegithub"
 	"github.com/org/warden/internal/fakeotlp"
 	"github.com/org/warden/internal/testgit"
 )
@@ -292,5 +296,79 @@ func TestShallowBaseExplained(t *testing.T) {
 	res = runWarden(t, full.Dir, nil, "", "review", "--base", "main", "--dry-run")
 	if want := "warden: --base main: main and HEAD have no common ancestor (unrelated histories)\n"; res.code != exitUsage || res.stderr != want {
 		t.Errorf("--base of an unrelated history: exit %d, stderr %q; want %q", res.code, res.stderr, want)
+	}
+}
+
+// TestActionFetchesShallowHistoryWithToken: the Action in the checkout
+// GitHub's default gives (the head alone, fetch-depth: 1) of a private
+// repository whose checkout kept no credential (persist-credentials:
+// false) fetches what it needs itself with the github-token, from a git
+// server that refuses anyone without it: the base revision (its
+// configuration applies) and history down to the merge base, not the
+// repository's whole history; the change comes from the checkout, not the
+// files API, the log says what was fetched, and the token is nowhere in
+// what warden wrote.
+func TestActionFetchesShallowHistoryWithToken(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "medium")
+	const history = 300
+	longHistory(t, h.repo, history)
+	h.commitBase(map[string]string{"warden.toml": "[review]\nfail_on = \"medium\"\n"})
+	token := h.env["INPUT_GITHUB_TOKEN"]
+	srv := testgit.Serve(t, h.repo.Repo, token)
+	ws := &gitRepo{testgit.New(t)}
+	ws.git("remote", "add", "origin", srv.URL+"/"+h.repo.Name())
+	auth := "http.extraheader=AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
+	ws.git("-c", auth, "fetch", "-q", "--depth", "1", "origin", h.pr.HeadSHA)
+	ws.git("checkout", "-q", "--detach", h.pr.HeadSHA)
+	if n := strings.TrimSpace(ws.git("rev-list", "--count", "--all")); n != "1" {
+		t.Fatalf("the checkout has %s commits, want 1", n)
+	}
+	h.env["GITHUB_WORKSPACE"] = ws.Dir
+	h.env["GITHUB_SERVER_URL"] = srv.URL
+
+	res := h.run(context.Background())
+	if res.code != exitFindings || !strings.Contains(res.stderr, "of the base revision") {
+		t.Errorf("exit %d, want %d with the base revision's fail_on; stderr:\n%s", res.code, exitFindings, res.stderr)
+	}
+	if n := len(h.gh.RequestsTo(fakegithub.RouteListFiles)); n != 0 {
+		t.Errorf("the files API was used (%d requests): the checkout did not give the change; stderr:\n%s", n, res.stderr)
+	}
+	if srv.Authorized.Load() == 0 || srv.Denied.Load() != 0 {
+		t.Errorf("git server: %d requests with the token, %d refused", srv.Authorized.Load(), srv.Denied.Load())
+	}
+	if n, _ := strconv.Atoi(strings.TrimSpace(ws.git("rev-list", "--count", "--all"))); n >= history/2 {
+		t.Errorf("the checkout holds %d commits after the review: the history was fetched whole, not down to the merge base", n)
+	}
+	if !strings.Contains(res.stderr, "warden: the checkout is shallow: fetched history 50 commits deeper to find where the pull request left its base") {
+		t.Errorf("the log does not say what was fetched:\n%s", res.stderr)
+	}
+	// The runner masks what follows an ::add-mask:: line: that one line may name it.
+	stdout := strings.ReplaceAll(res.stdout, "::add-mask::"+token+"\n", "")
+	for what, s := range map[string]string{"stdout": stdout, "stderr": res.stderr, "summary": h.summary()} {
+		if strings.Contains(s, token) {
+			t.Errorf("the token is in the %s", what)
+		}
+	}
+}
+
+// longHistory adds n empty commits to r's main branch, in one git
+// fast-import.
+func longHistory(t *testing.T, r *gitRepo, n int) {
+	t.Helper()
+	parent := strings.TrimSpace(r.git("rev-parse", "main"))
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "commit refs/heads/main\ncommitter T <t@example.com> %d +0000\ndata <<EOM\nhistory %d\nEOM\n", 1700000000+i, i)
+		if i == 0 {
+			fmt.Fprintf(&b, "from %s\n", parent)
+		}
+		b.WriteString("\n")
+	}
+	cmd := exec.Command("git", "-C", r.Dir, "fast-import", "--quiet")
+	cmd.Env = testgit.Env(r.Dir)
+	cmd.Stdin = strings.NewReader(b.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git fast-import: %v\n%s", err, out)
 	}
 }

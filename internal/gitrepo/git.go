@@ -10,9 +10,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -69,7 +71,8 @@ var DiffArgs = []string{
 
 func command(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_PAGER=cat", "LC_ALL=C")
+	// Never a prompt for credentials: a fetch that needs them fails.
+	cmd.Env = append(os.Environ(), "GIT_PAGER=cat", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
 	return cmd
 }
 
@@ -215,14 +218,82 @@ func IsShallow(ctx context.Context, dir string) bool {
 	return err == nil && strings.TrimSpace(string(out)) == "true"
 }
 
-// EnsureCommit fetches commit sha from origin, as git objects only (nothing
-// is checked out), unless the checkout already has it.
-func EnsureCommit(ctx context.Context, dir, sha string) error {
+// Remote is where fetches go: a remote of the checkout ("origin"), and an
+// access token for the URLs under TokenURL (the GitHub server's), sent as
+// the Authorization header the Actions checkout sends (basic, user
+// x-access-token) through git's environment, never its command line,
+// which any process may read. git sends it to no other URL. The token
+// prints, formats and logs as REDACTED.
+type Remote struct {
+	name, tokenURL, token string
+}
+
+// NewRemote is the remote name of a checkout, with token for the URLs
+// under tokenURL ("" for none).
+func NewRemote(name, tokenURL, token string) Remote {
+	return Remote{name: cmp.Or(name, "origin"), tokenURL: tokenURL, token: token}
+}
+
+func (r Remote) String() string {
+	if r.token == "" || r.tokenURL == "" {
+		return r.name
+	}
+	return fmt.Sprintf("%s (token for %s: REDACTED)", r.name, r.tokenURL)
+}
+
+// GoString is String, for %#v.
+func (r Remote) GoString() string { return r.String() }
+
+// LogValue is String, for log/slog.
+func (r Remote) LogValue() slog.Value { return slog.StringValue(r.String()) }
+
+// env is the git configuration that sends the token to tokenURL's URLs:
+// an empty http.<url>.extraheader first, which drops one a checkout left
+// in the repository's configuration (actions/checkout's
+// persist-credentials), so that the request carries one Authorization
+// header.
+func (r Remote) env() []string {
+	if r.token == "" || r.tokenURL == "" {
+		return nil
+	}
+	key := "http." + r.tokenURL + ".extraheader"
+	header := "AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+r.token))
+	return []string{"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=" + key, "GIT_CONFIG_VALUE_0=", "GIT_CONFIG_KEY_1=" + key, "GIT_CONFIG_VALUE_1=" + header}
+}
+
+// Fetch fetches refs (commit ids, refs) from the remote into the checkout
+// at dir as git objects only (no tags, no submodules, nothing checked
+// out), with opts before them (--depth=N, --deepen=N, --unshallow). A
+// failure quotes git's message, never the token.
+func (r Remote) Fetch(ctx context.Context, dir string, opts []string, refs ...string) error {
+	args := append(append([]string{"fetch", "--no-tags", "--quiet", "--no-recurse-submodules"}, opts...), cmp.Or(r.name, "origin"))
+	args = append(args, refs...)
+	var stderr bytes.Buffer
+	cmd := command(ctx, dir, args...)
+	cmd.Env = append(cmd.Env, r.env()...)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		if r.token != "" {
+			msg = strings.ReplaceAll(msg, r.token, "REDACTED")
+		}
+		return fmt.Errorf("git %s: %s", strings.Join(args, " "), cmp.Or(msg, err.Error()))
+	}
+	return nil
+}
+
+// EnsureCommit fetches commit sha from the remote unless the checkout at
+// dir has it. In a shallow checkout it fetches the commit alone
+// (--depth=1), not its whole history.
+func (r Remote) EnsureCommit(ctx context.Context, dir, sha string) error {
 	if HasCommit(ctx, dir, sha) {
 		return nil
 	}
-	_, err := Output(ctx, dir, "fetch", "--no-tags", "--quiet", "--no-recurse-submodules", "origin", sha)
-	return err
+	var opts []string
+	if IsShallow(ctx, dir) {
+		opts = []string{"--depth=1"}
+	}
+	return r.Fetch(ctx, dir, opts, sha)
 }
 
 // HasCommit reports whether the checkout at dir has commit sha.

@@ -127,7 +127,7 @@ func TestHelpFromTheFlagDefinitions(t *testing.T) {
 		var b strings.Builder
 		WriteHelp(&b, c.Name, "v1")
 		h := b.String()
-		if !strings.HasPrefix(h, "warden "+c.Name+": "+c.Summary+"\n\nUsage:\n  warden "+c.Usage+"\n") || !strings.Contains(h, "\nExamples:\n  warden ") {
+		if !strings.HasPrefix(h, "warden "+c.Name+": "+c.Summary+"\n\nUsage:\n  warden "+c.Usage+"\n") || !strings.Contains(h, "\nExamples:\n  ") {
 			t.Errorf("help %s:\n%s", c.Name, h)
 		}
 	}

@@ -251,7 +251,7 @@ func TestHelpAndVersion(t *testing.T) {
 		for _, args := range [][]string{{"help", c.Name}, {c.Name, "-h"}, {c.Name, "--help"}} {
 			res := runWarden(t, dir, nil, "", args...)
 			if res.code != exitOK || res.stderr != "" || !strings.HasPrefix(res.stdout, "warden "+c.Name+": "+c.Summary+"\n") ||
-				!strings.Contains(res.stdout, "\nUsage:\n  warden "+c.Name) || !strings.Contains(res.stdout, "\nExamples:\n  warden ") {
+				!strings.Contains(res.stdout, "\nUsage:\n  warden "+c.Name) || !strings.Contains(res.stdout, "\nExamples:\n  ") {
 				t.Errorf("warden %v: exit %d, stderr %q, stdout:\n%s\nwant the summary, usage and examples on stdout", args, res.code, res.stderr, res.stdout)
 			}
 		}

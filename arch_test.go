@@ -49,6 +49,7 @@ var allowed = map[string][]string{
 	"internal/evalmodel":   {module + "/internal/fakeopenai"},
 	"internal/gitrepo":     {},
 	"internal/testgit":     {},
+	"internal/testsummary": {},
 	"internal/fakegithub":  {"github.com/getkin/kin-openapi", "github.com/vektah/gqlparser/v2"},
 	"internal/fakeotlp":    {"go.opentelemetry.io/proto/otlp", "google.golang.org/protobuf"},
 	"internal/actiontest":  {},

@@ -73,7 +73,7 @@ func (b Build) String() string {
 	}
 	parts = append(parts, strings.TrimSpace(b.Go+" "+b.Platform))
 	if b.Commit == "" && b.Version == "dev" {
-		parts = append(parts, "no commit recorded: go build or go install in a git checkout records it, go run does not")
+		parts = append(parts, "no commit recorded: go run, -buildvcs=false or a build outside a git checkout")
 	}
 	return fmt.Sprintf("warden %s (%s)", b.Version, strings.Join(parts, ", "))
 }

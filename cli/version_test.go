@@ -33,7 +33,7 @@ func TestReadBuild(t *testing.T) {
 		{"go install at a version", "dev", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.3"}, Settings: vcs[:2]},
 			"warden v1.2.3 (go1.26.8 darwin/arm64)"},
 		{"go run", "dev", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: vcs[:2]},
-			"warden dev (go1.26.8 darwin/arm64, no commit recorded: go build or go install in a git checkout records it, go run does not)"},
+			"warden dev (go1.26.8 darwin/arm64, no commit recorded: go run, -buildvcs=false or a build outside a git checkout)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -196,20 +196,23 @@ func baseError(base string, err error) error {
 	case he.Shallow:
 		return fmt.Errorf("--base %s: no revision %q in this clone, which is shallow and may hold only the branch it checked out "+
 			"(git clone --depth, or actions/checkout's default fetch-depth: 1): fetch it with its history, %s; %s",
-			base, base, fetchHint(base, "--unshallow "), checkout)
+			base, base, fetchHint(base, he.Remote, "--unshallow "), checkout)
+	case he.Remote == "":
+		return fmt.Errorf("--base %s: no branch, tag or commit %q in this repository", base, base)
 	}
-	return fmt.Errorf("--base %s: no revision %q in this repository (a branch only the remote has? %s)", base, base, fetchHint(base, ""))
+	return fmt.Errorf("--base %s: no revision %q in this repository (a branch only the remote has? %s)", base, base, fetchHint(base, he.Remote, ""))
 }
 
-// fetchHint is the git command that fetches the branch a --base names into
-// a remote-tracking branch (also in a single-branch clone, whose fetch
-// refspec covers one branch), and the --base to use after it.
-func fetchHint(base, opts string) string {
-	branch := strings.TrimPrefix(base, "origin/")
+// fetchHint is the git command that fetches the branch a --base names from
+// remote into a remote-tracking branch (also in a single-branch clone,
+// whose fetch refspec covers one branch), and the --base to use after it.
+func fetchHint(base, remote, opts string) string {
+	remote = cmp.Or(remote, "origin")
+	branch := strings.TrimPrefix(base, remote+"/")
 	if strings.ContainsAny(branch, "~^:@{} ") || gitrepo.IsSHA(branch) || branch == "" {
-		return "git fetch " + strings.TrimSpace(opts) + " origin" // not a branch name: fetch everything
+		return "git fetch " + opts + remote // not a branch name: fetch everything
 	}
-	return fmt.Sprintf("git fetch %sorigin %s:refs/remotes/origin/%s, then --base origin/%s", opts, branch, branch, branch)
+	return fmt.Sprintf("git fetch %s%s %s:refs/remotes/%s/%s, then --base %s/%s", opts, remote, branch, remote, branch, remote, branch)
 }
 
 // checkRepo says what is wrong when the working directory cannot give a

@@ -297,6 +297,10 @@ func TestShallowBaseExplained(t *testing.T) {
 	if want := "warden: --base main: main and HEAD have no common ancestor (unrelated histories)\n"; res.code != exitUsage || res.stderr != want {
 		t.Errorf("--base of an unrelated history: exit %d, stderr %q; want %q", res.code, res.stderr, want)
 	}
+	res = runWarden(t, full.Dir, nil, "", "review", "--base", "mian", "--dry-run")
+	if want := "warden: --base mian: no branch, tag or commit \"mian\" in this repository\n"; res.code != exitUsage || res.stderr != want {
+		t.Errorf("--base of a revision a repository without a remote lacks: exit %d, stderr %q; want %q", res.code, res.stderr, want)
+	}
 }
 
 // TestActionFetchesShallowHistoryWithToken: the Action in the checkout

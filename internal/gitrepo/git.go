@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -176,6 +177,9 @@ type HistoryError struct {
 	Rev     string // the revision not found; for ErrNoMergeBase the first of the two
 	Err     error  // ErrNoRevision or ErrNoMergeBase
 	Shallow bool   // the repository is shallow
+	// Remote is the remote the history would come from: origin, else the
+	// first one; "" when the repository has none.
+	Remote string
 }
 
 func (e *HistoryError) Error() string {
@@ -193,7 +197,7 @@ func (e *HistoryError) Unwrap() error { return e.Err }
 func MergeBase(ctx context.Context, dir, a, b string) (string, error) {
 	for _, rev := range []string{a, b} {
 		if _, err := Output(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}"); err != nil {
-			return "", &HistoryError{Rev: rev, Err: ErrNoRevision, Shallow: IsShallow(ctx, dir)}
+			return "", &HistoryError{Rev: rev, Err: ErrNoRevision, Shallow: IsShallow(ctx, dir), Remote: remoteName(ctx, dir)}
 		}
 	}
 	var stdout, stderr bytes.Buffer
@@ -203,12 +207,29 @@ func MergeBase(ctx context.Context, dir, a, b string) (string, error) {
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.Len() == 0: // git's answer for none
-		return "", &HistoryError{Rev: a, Err: ErrNoMergeBase, Shallow: IsShallow(ctx, dir)}
+		return "", &HistoryError{Rev: a, Err: ErrNoMergeBase, Shallow: IsShallow(ctx, dir), Remote: remoteName(ctx, dir)}
 	case err != nil:
 		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
 		return "", fmt.Errorf("git merge-base %s %s: %s", a, b, cmp.Or(msg, err.Error()))
 	}
 	return strings.TrimSpace(stdout.String()), nil
+}
+
+// remoteName is the checkout's remote: origin when there is one, else the
+// first; "" for none.
+func remoteName(ctx context.Context, dir string) string {
+	out, err := Output(ctx, dir, "remote")
+	if err != nil {
+		return ""
+	}
+	switch names := strings.Fields(string(out)); {
+	case len(names) == 0:
+		return ""
+	case slices.Contains(names, "origin"):
+		return "origin"
+	default:
+		return names[0]
+	}
 }
 
 // IsShallow reports whether the repository at dir is shallow: its history

@@ -1,7 +1,9 @@
 // Package cli is warden's command line grammar: the commands, their flags and
 // arguments read into typed options, the help texts, and the errors that say
-// where to read them. It is the one home of what `warden help`, `warden CMD
-// -h` and the guidance under a usage error say.
+// where to read them (with the nearest command or flag to a mistyped one),
+// and the version line (Build, from the build information cmd/warden
+// reads). It is the one home of what `warden help`, `warden CMD -h`,
+// `warden version` and the guidance under a usage error say.
 //
 // It parses and it writes help; it runs nothing and touches no process state
 // (no os, no environment, no files), so cmd/warden, the wiring, decides all

@@ -1,6 +1,9 @@
 // Package gitrepo runs git for warden: its output capped, its diff format
 // fixed whatever the user's configuration says, and a commit's tree read as
-// an fs.FS from the object database (Tree), never from the working tree.
+// an fs.FS from the object database (Tree), never from the working tree; a
+// merge base or why the local history has none (HistoryError); fetches
+// from a remote with an access token git gets through its environment
+// (Remote).
 //
 // It owns how warden calls git. It imports no package of this module and
 // reads no environment of its own.

@@ -51,7 +51,7 @@ var allowed = map[string][]string{
 	"eval":                 {module + "/review", module + "/hunks", module + "/skills", module + "/execution", module + "/related", "github.com/pelletier/go-toml/v2"},
 	"scenario":             {module + "/execution", module + "/review", module + "/internal/fakeopenai", "github.com/pelletier/go-toml/v2"},
 	"internal/evalmodel":   {module + "/internal/fakeopenai"},
-	"internal/gitrepo":     {},
+	"internal/gitrepo":     {module + "/secrets"},
 	"internal/testgit":     {},
 	"internal/testsummary": {},
 	"internal/fakegithub":  {"github.com/getkin/kin-openapi", "github.com/vektah/gqlparser/v2"},

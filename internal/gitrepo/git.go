@@ -5,8 +5,9 @@
 // from a remote with an access token git gets through its environment
 // (Remote).
 //
-// It owns how warden calls git. It imports no package of this module and
-// reads no environment of its own.
+// It owns how warden calls git. Of this module it imports only secrets (a
+// token in git's message is masked there), and it reads no environment of
+// its own.
 package gitrepo
 
 import (
@@ -22,6 +23,8 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+
+	"github.com/org/warden/secrets"
 )
 
 // MaxOutput bounds what warden reads from git or a diff (a --diff file,
@@ -262,7 +265,7 @@ func (r Remote) String() string {
 	if r.token == "" || r.tokenURL == "" {
 		return r.name
 	}
-	return fmt.Sprintf("%s (token for %s: REDACTED)", r.name, r.tokenURL)
+	return fmt.Sprintf("%s (token for %s: %s)", r.name, r.tokenURL, secrets.Masked)
 }
 
 // GoString is String, for %#v.
@@ -281,8 +284,13 @@ func (r Remote) env() []string {
 		return nil
 	}
 	key := "http." + r.tokenURL + ".extraheader"
-	header := "AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+r.token))
+	header := "AUTHORIZATION: basic " + r.basic()
 	return []string{"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=" + key, "GIT_CONFIG_VALUE_0=", "GIT_CONFIG_KEY_1=" + key, "GIT_CONFIG_VALUE_1=" + header}
+}
+
+// basic is the token as basic authentication's credential.
+func (r Remote) basic() string {
+	return base64.StdEncoding.EncodeToString([]byte("x-access-token:" + r.token))
 }
 
 // Fetch fetches refs (commit ids, refs) from the remote into the checkout
@@ -299,7 +307,7 @@ func (r Remote) Fetch(ctx context.Context, dir string, opts []string, refs ...st
 	if err := cmd.Run(); err != nil {
 		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
 		if r.token != "" {
-			msg = strings.ReplaceAll(msg, r.token, "REDACTED")
+			msg = secrets.Mask(msg, r.token, r.basic())
 		}
 		return fmt.Errorf("git %s: %s", strings.Join(args, " "), cmp.Or(msg, err.Error()))
 	}

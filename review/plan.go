@@ -42,6 +42,10 @@ type Options struct {
 	// Cache, when set, answers the items it has a result for without a
 	// model call (Item.Cached) and keeps every new accepted answer.
 	Cache *Cache
+	// Instructions, when set, adds the repository's instructions that
+	// apply to each chunk's path to its requests' system message
+	// (instructions.go); nil sends none.
+	Instructions *Guide
 }
 
 // WorkItem is one skill on one chunk, with its request ready to send. The
@@ -57,6 +61,9 @@ type WorkItem struct {
 	// Context is what the request carries beyond the hunk (Options.Context);
 	// nil when off.
 	Context *related.Context
+	// Instructions are the repository's instructions the request carries
+	// (Options.Instructions); nil when none are configured.
+	Instructions *AppliedInstructions
 }
 
 // Plan is what a review will do: the work items in priority order, and
@@ -64,6 +71,13 @@ type WorkItem struct {
 type Plan struct {
 	Items   []WorkItem
 	Ignored []Ignored
+	// Instructions say which of the repository's instructions the items
+	// carry (Options.Instructions); nil when none are configured.
+	Instructions *InstructionsReport
+	// SkippedSkills and SkillWarnings are what skill discovery skipped,
+	// and what it warned of in the skills that run (Prepare).
+	SkippedSkills []SkippedSkill
+	SkillWarnings []SkillWarning
 }
 
 // NewPlan pairs every chunk with every skill whose paths select it, builds
@@ -86,6 +100,7 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	}
 	first := eng.Routes()[0]
 	pr := newPrompts(opts.Change, maxTokens)
+	pr.guide = opts.Instructions
 	contexts := pr.gatherContexts(opts.Context)
 	p := &Plan{}
 	for _, ig := range hp.Ignored {
@@ -122,7 +137,8 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			}
 			dl := eng.FirstDeadline(eff)
 			for _, sk := range group {
-				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff, Deadline: dl, Context: contexts[c]})
+				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff, Deadline: dl,
+					Context: contexts[c], Instructions: pr.guide.For(c.Path)})
 			}
 		}
 	}
@@ -133,6 +149,7 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			p.Ignored = append(p.Ignored, Ignored{Path: path, Reason: "skill-filter"})
 		}
 	}
+	p.Instructions = opts.Instructions.report(p.Items)
 	return p, nil
 }
 

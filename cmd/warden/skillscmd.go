@@ -3,13 +3,17 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/org/warden/cli"
 	"github.com/org/warden/skills"
 )
 
-// runSkills is `warden skills list|validate [DIR]`.
+// runSkills is `warden skills list|validate [DIR]`: the review skills that
+// run, what discovery skipped and why, and the warnings, as a review sees
+// them (list); validate exits 2 when a skill file is broken.
 func runSkills(e *env, o *cli.Skills) error {
 	sub, arg := o.Sub, o.Dir
 	dir := e.root
@@ -19,32 +23,45 @@ func runSkills(e *env, o *cli.Skills) error {
 			return usagef("skills %s: %s is not a directory", sub, arg)
 		}
 	}
-	switch sub {
-	case "list":
-		repo, problems := skills.Discover(os.DirFS(dir))
+	if sub == "list" {
+		found := skills.Discover(os.DirFS(dir))
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tSOURCE\tDESCRIPTION")
-		for _, s := range skills.Catalog(repo) {
+		for _, s := range skills.Catalog(found.Skills) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Source, oneLine(s.Description))
 		}
 		tw.Flush()
-		if len(problems) > 0 {
-			for _, p := range problems {
-				fmt.Fprintln(e.stderr, p.Error())
-			}
-			return usagef("%d problem(s) in skill files", len(problems))
-		}
-		return nil
-	case "validate":
-		found, problems := skills.Validate(os.DirFS(dir))
-		for _, p := range problems {
-			fmt.Fprintln(e.stderr, p.Error())
-		}
-		if len(problems) > 0 {
-			return usagef("%d problem(s) in skill files under %s", len(problems), dir)
-		}
-		fmt.Fprintf(e.stdout, "%d skill(s) valid\n", len(found))
+		writeSkipped(e, found.Skipped, found.Warnings)
 		return nil
 	}
+	rel, err := filepath.Rel(e.root, dir)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		rel = ""
+	}
+	found := skills.Validate(os.DirFS(dir), filepath.ToSlash(rel))
+	broken := found.Broken()
+	for _, s := range broken {
+		for _, p := range s.Problems {
+			fmt.Fprintln(e.stderr, p.Error())
+		}
+	}
+	writeSkipped(e, slices.DeleteFunc(slices.Clone(found.Skipped), func(s skills.Skipped) bool { return s.Reason != skills.SkipNotReview }), found.Warnings)
+	if len(broken) > 0 {
+		return usagef("%d skill file(s) under %s cannot run", len(broken), dir)
+	}
+	fmt.Fprintf(e.stdout, "%d skill(s) valid\n", len(found.Skills))
 	return nil
+}
+
+// writeSkipped lists the skill files skipped and why, and the warnings.
+func writeSkipped(e *env, skipped []skills.Skipped, warnings skills.Problems) {
+	if n := len(skipped); n > 0 {
+		fmt.Fprintf(e.stdout, "\nSkipped (%d), not run in reviews:\n", n)
+		for _, s := range skipped {
+			fmt.Fprintf(e.stdout, "  %s\n", oneLine(s.String()))
+		}
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(e.stderr, "warden: warning: %s\n", oneLine(w.Error()))
+	}
 }

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -135,6 +136,12 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 	}
 	plan.Ignored = append(plan.Ignored, ignored...)
 	plan.SkippedSkills, plan.SkillWarnings = skillNotes(found)
+	if in := plan.Instructions; in != nil {
+		log.Info("instructions", "mode", in.Mode, "from", cmp.Or(in.From, in.NotRead), "sources", len(in.Sources))
+		for _, src := range in.Sources {
+			log.Info("instructions", "source", src.Source, "for", src.AppliesTo, "chars", src.Chars, "items", src.Items)
+		}
+	}
 	return &Job{Hunks: hp, Plan: plan, Engine: eng, Options: opts, Thresholds: s.Thresholds,
 		SkillProblems: skillProblems(plan.SkippedSkills, plan.SkillWarnings)}, nil
 }

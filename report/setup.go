@@ -92,7 +92,7 @@ func textInstructions(buf *bytes.Buffer, r *review.Report, p palette) {
 		tw.Flush()
 	}
 	for _, n := range in.Notes {
-		buf.WriteString("  not used: " + OneLine(n) + "\n")
+		buf.WriteString("  " + OneLine(n) + "\n")
 	}
 }
 
@@ -204,7 +204,7 @@ func mdInstructions(r *review.Report) string {
 		b.WriteString("\n")
 	}
 	for _, n := range in.Notes {
-		b.WriteString("- Not used: " + mdEscape(OneLine(n)) + "\n")
+		b.WriteString("- " + mdEscape(OneLine(n)) + "\n")
 	}
 	if len(in.Notes) > 0 {
 		b.WriteString("\n")

@@ -28,13 +28,17 @@ type change struct {
 }
 
 // readChange gets the change the flags name (workdiff.Read): --diff, --base,
-// or the uncommitted changes. Every error is the user's input.
-func readChange(ctx context.Context, e *env, o *cli.Review) (*change, error) {
+// or the uncommitted changes, and (unless instructions are off) opens the
+// tree its instructions are read from. Every error is the user's input.
+func readChange(ctx context.Context, e *env, o *cli.Review, instructions bool) (*change, error) {
 	ch, err := workdiff.Read(ctx, workdiff.Options{Dir: e.dir, Root: e.root, Diff: o.Diff, Stdin: e.stdin, Base: o.Base, AllowEmpty: o.AllowEmpty})
 	if err != nil {
 		return nil, &usageError{err}
 	}
 	c := &change{files: ch.Files, source: ch.Source, close: func() {}}
+	if !instructions {
+		return c, nil
+	}
 	tree, from, why := ch.TrustedTree(ctx, cmp.Or(e.root, e.dir))
 	c.trusted = config.ReviewSettings{InstructionsFrom: from, InstructionsNotRead: why}
 	if tree != nil {

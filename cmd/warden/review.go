@@ -21,7 +21,7 @@ func runReview(ctx context.Context, e *env, o *cli.Review) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	ch, err := readChange(ctx, e, o)
+	ch, err := readChange(ctx, e, o, cfg.Setup().Instructions.Mode != review.InstructionsOff)
 	if err != nil {
 		return exitUsage, err
 	}

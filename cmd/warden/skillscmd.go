@@ -1,11 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"text/tabwriter"
 
 	"github.com/org/warden/cli"
 	"github.com/org/warden/skills"
@@ -24,44 +21,15 @@ func runSkills(e *env, o *cli.Skills) error {
 		}
 	}
 	if sub == "list" {
-		found := skills.Discover(os.DirFS(dir))
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tSOURCE\tDESCRIPTION")
-		for _, s := range skills.Catalog(found.Skills) {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Source, oneLine(s.Description))
-		}
-		tw.Flush()
-		writeSkipped(e, found.Skipped, found.Warnings)
-		return nil
+		return skills.WriteList(e.stdout, e.stderr, skills.Discover(os.DirFS(dir)))
 	}
+	// Where DIR is in the repository decides the rule of an agent's folder.
 	rel, err := filepath.Rel(e.root, dir)
 	if err != nil || !filepath.IsLocal(rel) && rel != "." {
 		rel = ""
 	}
-	found := skills.Validate(os.DirFS(dir), filepath.ToSlash(rel))
-	broken := found.Broken()
-	for _, s := range broken {
-		for _, p := range s.Problems {
-			fmt.Fprintln(e.stderr, p.Error())
-		}
+	if n := skills.WriteValidation(e.stdout, e.stderr, skills.Validate(os.DirFS(dir), filepath.ToSlash(rel))); n > 0 {
+		return usagef("%d skill file(s) under %s cannot run", n, dir)
 	}
-	writeSkipped(e, slices.DeleteFunc(slices.Clone(found.Skipped), func(s skills.Skipped) bool { return s.Reason != skills.SkipNotReview }), found.Warnings)
-	if len(broken) > 0 {
-		return usagef("%d skill file(s) under %s cannot run", len(broken), dir)
-	}
-	fmt.Fprintf(e.stdout, "%d skill(s) valid\n", len(found.Skills))
 	return nil
-}
-
-// writeSkipped lists the skill files skipped and why, and the warnings.
-func writeSkipped(e *env, skipped []skills.Skipped, warnings skills.Problems) {
-	if n := len(skipped); n > 0 {
-		fmt.Fprintf(e.stdout, "\nSkipped (%d), not run in reviews:\n", n)
-		for _, s := range skipped {
-			fmt.Fprintf(e.stdout, "  %s\n", oneLine(s.String()))
-		}
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(e.stderr, "warden: warning: %s\n", oneLine(w.Error()))
-	}
 }

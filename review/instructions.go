@@ -79,6 +79,7 @@ type InstructionsSetup struct {
 }
 
 // Guide is a review's repository instructions, ready to apply to paths.
+// It is not safe for concurrent use: NewPlan applies it while planning.
 type Guide struct {
 	mode     InstructionsMode
 	maxChars int

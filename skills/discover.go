@@ -89,18 +89,6 @@ type Found struct {
 	Warnings Problems  // of the loaded skills, in the order found (Skill.Warnings)
 }
 
-// Broken returns the skipped files that are not skills as they stand
-// (every reason but SkipNotReview): what `warden skills validate` fails on.
-func (f *Found) Broken() []Skipped {
-	var out []Skipped
-	for _, s := range f.Skipped {
-		if s.Reason != SkipNotReview {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // SkippedNamed returns the skipped file of the skill name (the first, when
 // several), and whether there is one.
 func (f *Found) SkippedNamed(name string) (Skipped, bool) {
@@ -121,9 +109,9 @@ func (f *Found) SkippedNamed(name string) (Skipped, bool) {
 // when its frontmatter declares it (Skill.Review), and is skipped
 // (SkipNotReview) otherwise, whatever else its frontmatter holds.
 //
-// Nothing found is fatal: a file that fails to parse or cannot be read, a
-// skill file named skill.md rather than SKILL.md, and a duplicate name (the
-// first one found wins) are skipped with their problems. Sources are paths
+// No file is fatal: one that fails to parse or cannot be read, a skill
+// file named skill.md rather than SKILL.md, and a duplicate name (the first
+// one found wins) are skipped with their problems. Sources are paths
 // under fsys (".claude/skills/NAME/SKILL.md"). It never panics.
 func Discover(fsys fs.FS) *Found {
 	d := &discovery{fsys: fsys}

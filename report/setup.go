@@ -99,20 +99,26 @@ func textInstructions(buf *bytes.Buffer, r *review.Report, p palette) {
 // textInstructionsLine is the review's one line on the instructions its
 // requests carried; "" when none were configured or sent.
 func textInstructionsLine(r *review.Report) string {
-	in := r.Instructions
-	if in == nil || len(in.Sources) == 0 {
+	names := sentInstructions(r)
+	if len(names) == 0 {
 		return ""
 	}
-	var parts []string
-	for _, s := range in.Sources {
+	return "Repository instructions, " + OneLine(r.Instructions.Describe()) + ": " + strings.Join(names, ", ")
+}
+
+// sentInstructions are the instructions the requests carried, each with
+// the count of items: "AGENTS.md (3 items)".
+func sentInstructions(r *review.Report) []string {
+	if r.Instructions == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range r.Instructions.Sources {
 		if s.Items > 0 {
-			parts = append(parts, fmt.Sprintf("%s (%s)", OneLine(s.Source), review.Counted(s.Items, "item", "items")))
+			out = append(out, fmt.Sprintf("%s (%s)", OneLine(s.Source), review.Counted(s.Items, "item", "items")))
 		}
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "Repository instructions, " + OneLine(in.Describe()) + ": " + strings.Join(parts, ", ")
+	return out
 }
 
 // notReviewSkills splits the skipped skills into the agents' skills that
@@ -146,8 +152,12 @@ func locOf(file string, line int) string {
 	return file
 }
 
-// notReviewPhrase introduces the agents' skills that are not review skills.
-const notReviewPhrase = "not review skills (their frontmatter does not declare metadata.warden: review)"
+// notReviewPhrase introduces the n agents' skills that are not review
+// skills.
+func notReviewPhrase(n int) string {
+	return review.Counted(n, "agent skill", "agent skills") + pick(n, " that is not a review skill", " that are not review skills") +
+		" (no metadata.warden: review in the frontmatter)"
+}
 
 // textSkillNotes says which skill files the review did not run, and the
 // warnings about the skills it ran.
@@ -163,7 +173,7 @@ func textSkillNotes(buf *bytes.Buffer, r *review.Report, p palette) {
 			buf.WriteString("  " + OneLine(skippedLine(s)) + "\n")
 		}
 		if len(names) > 0 {
-			buf.WriteString("  " + notReviewPhrase + ": " + OneLine(strings.Join(names, ", ")) + "\n")
+			buf.WriteString("  " + notReviewPhrase(len(names)) + ": " + OneLine(strings.Join(names, ", ")) + "\n")
 		}
 	}
 	if len(r.SkillWarnings) > 0 {
@@ -235,7 +245,7 @@ func mdSkillNotes(r *review.Report) string {
 			for i, n := range names {
 				codes[i] = mdCode(n, false)
 			}
-			b.WriteString("- " + mdEscape(notReviewPhrase) + ": " + strings.Join(codes, ", ") + "\n")
+			b.WriteString("- " + mdEscape(notReviewPhrase(len(names))) + ": " + strings.Join(codes, ", ") + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -258,10 +268,11 @@ func mdSkillNotes(r *review.Report) string {
 // mdInstructionsLine is the review's one line on the instructions its
 // requests carried, for the folded operators' section.
 func mdInstructionsLine(r *review.Report) string {
-	if line := textInstructionsLine(r); line != "" {
-		return mdEscape(line) + "\n\n"
+	names := sentInstructions(r)
+	if len(names) == 0 {
+		return ""
 	}
-	return ""
+	return "**Repository instructions** (" + mdEscape(OneLine(r.Instructions.Describe())) + "): " + mdEscape(strings.Join(names, ", ")) + "\n\n"
 }
 
 // sarifSkillNotifications are the skill files the review did not run and

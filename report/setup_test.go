@@ -74,7 +74,7 @@ func TestSetupInEveryFormat(t *testing.T) {
 			"2  AGENTS.md (= CLAUDE.md)      every file        7,210  3 of 3 (cut to fit in 1 item)",
 			"3  web/AGENTS.md                files under web/  900    0 of 3 (no room in 1 item)",
 			"  api/v1/CLAUDE.md: not used: it only imports", "Skills not run (3)", ".claude/skills/broken/SKILL.md:2: broken: name",
-			"not review skills (their frontmatter does not declare metadata.warden: review): pdf-processing, docx",
+			"2 agent skills that are not review skills (no metadata.warden: review in the frontmatter): pdf-processing, docx",
 			"Skill warnings (1)", `.warden/skills/odd/SKILL.md:4: unknown key "severity", ignored`,
 		},
 		FormatMarkdown: {

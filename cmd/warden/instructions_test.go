@@ -200,7 +200,7 @@ func TestActionInstructionsFromTheBaseRevision(t *testing.T) {
 			if !h.model.promptsContain("AUTH-PR-MARKER") {
 				t.Errorf("the pull request's auth/AGENTS.md was not reviewed as code")
 			}
-			if !strings.Contains(h.summary(), "Repository instructions, from the base revision "+h.pr.BaseSHA[:7]) {
+			if !strings.Contains(h.summary(), "**Repository instructions** (from the base revision "+h.pr.BaseSHA[:7]) {
 				t.Errorf("the job summary does not say where the instructions came from:\n%s", h.summary())
 			}
 			if !strings.Contains(res.stderr, "instructions (AGENTS.md, ...): the base revision's") {
@@ -273,7 +273,7 @@ func TestReviewSkipsAgentSkillsThatAreNotReviewers(t *testing.T) {
 
 	// Every format says which skills it skipped and why.
 	for format, wants := range map[string][]string{
-		"text":     {"Skills not run (2)", `.claude/skills/broken/SKILL.md:2: broken: name "Broken Reviewer"`, "not review skills (their frontmatter does not declare metadata.warden: review): pdf-processing", "Skill warnings (1)"},
+		"text":     {"Skills not run (2)", `.claude/skills/broken/SKILL.md:2: broken: name "Broken Reviewer"`, "1 agent skill that is not a review skill (no metadata.warden: review in the frontmatter): pdf-processing", "Skill warnings (1)"},
 		"markdown": {"### Skills not run (2)", "`.claude/skills/broken/SKILL.md:2`: broken: name", "`pdf-processing`", "### Skill warnings (1)", "`.agents/skills/sql-review/SKILL.md:6`: unknown key"},
 		"sarif":    {`"toolConfigurationNotifications"`, `Skill not run: .claude/skills/broken/SKILL.md:2: broken: name`, `Skill not run: .claude/skills/pdf-processing/SKILL.md: not a review skill`},
 		"json":     {`"skipped_skills"`, `"reason": "not_review"`},

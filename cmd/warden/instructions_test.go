@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -329,5 +330,43 @@ func TestSkillsListAndValidateShowTheSame(t *testing.T) {
 	res = runWarden(t, dir, nil, "", "skills", "validate", filepath.Join(".claude", "skills", "pdf-processing"))
 	if res.code != exitOK || !strings.Contains(res.stdout, "SKILL.md: not a review skill") || !strings.Contains(res.stdout, "0 skill(s) valid") {
 		t.Errorf("skills validate of an agent's skill folder: exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// TestInstructionsInTheLocalResultsCache: the instructions are part of the
+// key of a cached answer: the same AGENTS.md at HEAD answers from the
+// cache, a new one calls the model again for every item.
+func TestInstructionsInTheLocalResultsCache(t *testing.T) {
+	t.Parallel()
+	r := instructionsRepo(t)
+	r.git("checkout", "--", "AGENTS.md") // the change is the two source files only
+	if err := os.Remove(filepath.Join(r.Dir, "api", "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	model := newFakeModel(t, "low")
+	env := model.env("k")
+	env["XDG_CACHE_HOME"] = t.TempDir()
+	review := func() int {
+		t.Helper()
+		before := model.calls()
+		if res := runWarden(t, r.Dir, env, "", "review", "--skill", "code-review", "--format", "json"); res.code != exitOK {
+			t.Fatalf("exit %d: %s", res.code, res.stderr)
+		}
+		return model.calls() - before
+	}
+	if n := review(); n != 2 {
+		t.Fatalf("the first review: %d model calls, want 2", n)
+	}
+	if n := review(); n != 0 {
+		t.Errorf("the same change and instructions again: %d model calls, want 0 (all from the cache)", n)
+	}
+	r.write("AGENTS.md", "AGENTS-NEW-MARKER: a new rule.\n")
+	r.git("add", "AGENTS.md")
+	r.git("commit", "-qm", "new rule") // the change under review stays the same
+	if n := review(); n != 2 {
+		t.Errorf("a new AGENTS.md at HEAD: %d model calls, want 2 (every item's prompt changed)", n)
+	}
+	if !model.instructionsContain("AGENTS-NEW-MARKER") {
+		t.Errorf("the new AGENTS.md was not sent")
 	}
 }

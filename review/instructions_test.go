@@ -313,3 +313,18 @@ func TestNewGuideErrors(t *testing.T) {
 		t.Errorf("no tree: report %+v, %q", r, r.Describe())
 	}
 }
+
+// TestInstructionsInABatch: a batched request (all skills on a chunk)
+// carries the instructions once, after every skill.
+func TestInstructionsInABatch(t *testing.T) {
+	t.Parallel()
+	g := newTestGuide(t, InstructionsSetup{Repo: guideRepo()}, "api/handler.go")
+	eng := newEngine(t, &fakeModel{}, nil, nil)
+	p := planFixture(t, eng, Options{Skills: builtins(), BatchSkills: true, Instructions: g})
+	sys := p.Items[0].Request.Messages[0].Content
+	last, guide := strings.LastIndex(sys, "## Skill: "), strings.Index(sys, "## Repository guidance")
+	if p.Items[0].Request != p.Items[1].Request || strings.Count(sys, "AGENTS-MARKER") != 1 || !(last >= 0 && last < guide) {
+		t.Errorf("batched system message: shared %v, AGENTS.md %d times, last skill at %d, guidance at %d; want one request, once, after every skill",
+			p.Items[0].Request == p.Items[1].Request, strings.Count(sys, "AGENTS-MARKER"), last, guide)
+	}
+}

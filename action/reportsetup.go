@@ -13,6 +13,28 @@ const (
 // checkSetup checks the report's instructions, skipped skills and skill
 // warnings against the bounds.
 func checkSetup(doc *originReport) error {
+	if err := checkInstructions(doc); err != nil {
+		return err
+	}
+	if len(doc.SkippedSkills) > maxReportSetupEntries || len(doc.SkillWarnings) > maxReportSetupEntries {
+		return reportErrorf("more than %d skipped skills or skill warnings", maxReportSetupEntries)
+	}
+	for i, s := range doc.SkippedSkills {
+		if len(s.Skill) > maxReportName || len(s.File) > maxReportPath || len(s.Reason) > maxReportName || len(s.Message) > maxReportText {
+			return reportErrorf("skipped_skills[%d]: text longer than warden writes", i)
+		}
+	}
+	for i, w := range doc.SkillWarnings {
+		if len(w.File) > maxReportPath || len(w.Message) > maxReportText {
+			return reportErrorf("skill_warnings[%d]: text longer than warden writes", i)
+		}
+	}
+	return nil
+}
+
+// checkInstructions checks the report's instructions and the names each
+// item gives of them.
+func checkInstructions(doc *originReport) error {
 	if in := doc.Instructions; in != nil {
 		if len(in.Sources) > maxReportSetupEntries || len(in.Notes) > maxReportSetupEntries {
 			return reportErrorf("instructions: more than %d sources or notes", maxReportSetupEntries)
@@ -29,19 +51,6 @@ func checkSetup(doc *originReport) error {
 			if len(n) > maxReportText {
 				return reportErrorf("instructions.notes[%d]: text longer than warden writes", i)
 			}
-		}
-	}
-	if len(doc.SkippedSkills) > maxReportSetupEntries || len(doc.SkillWarnings) > maxReportSetupEntries {
-		return reportErrorf("more than %d skipped skills or skill warnings", maxReportSetupEntries)
-	}
-	for i, s := range doc.SkippedSkills {
-		if len(s.Skill) > maxReportName || len(s.File) > maxReportPath || len(s.Reason) > maxReportName || len(s.Message) > maxReportText {
-			return reportErrorf("skipped_skills[%d]: text longer than warden writes", i)
-		}
-	}
-	for i, w := range doc.SkillWarnings {
-		if len(w.File) > maxReportPath || len(w.Message) > maxReportText {
-			return reportErrorf("skill_warnings[%d]: text longer than warden writes", i)
 		}
 	}
 	for i, it := range doc.Items {

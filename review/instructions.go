@@ -136,6 +136,26 @@ func NewGuide(s InstructionsSetup, paths []string) (*Guide, error) {
 	return g, nil
 }
 
+// redacted returns the guide with the secrets in its texts replaced by
+// placeholders (the guard records where: Redaction "instructions"), so
+// that no request carries one: the trusted revision's files are read as
+// they are, and a key committed to an AGENTS.md must not reach a model
+// either. A nil Guide stays nil.
+func (g *Guide) redacted(gd *guard) *Guide {
+	if g == nil {
+		return nil
+	}
+	c := *g
+	c.docs = make([]guideDoc, len(g.docs))
+	c.byPath = map[string]*AppliedInstructions{}
+	for i, d := range g.docs {
+		in := *d.Instruction
+		in.Text = gd.text(in.Text, in.Source, "instructions", 0)
+		c.docs[i] = guideDoc{Instruction: &in, filter: d.filter, chars: utf8.RuneCountInString(in.Text)}
+	}
+	return &c
+}
+
 // AppliedInstructions are the repository instructions one request
 // carries.
 type AppliedInstructions struct {

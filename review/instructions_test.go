@@ -10,6 +10,7 @@ import (
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
+	"github.com/org/warden/internal/testsecret"
 )
 
 func TestParseInstructionsMode(t *testing.T) {
@@ -326,5 +327,30 @@ func TestInstructionsInABatch(t *testing.T) {
 	if p.Items[0].Request != p.Items[1].Request || strings.Count(sys, "AGENTS-MARKER") != 1 || !(last >= 0 && last < guide) {
 		t.Errorf("batched system message: shared %v, AGENTS.md %d times, last skill at %d, guidance at %d; want one request, once, after every skill",
 			p.Items[0].Request == p.Items[1].Request, strings.Count(sys, "AGENTS-MARKER"), last, guide)
+	}
+}
+
+// TestInstructionsSecretsRedacted: a secret committed to an AGENTS.md is
+// replaced by a placeholder in the prompt like one in the change, and the
+// plan records where (Redaction "instructions").
+func TestInstructionsSecretsRedacted(t *testing.T) {
+	t.Parallel()
+	key := testsecret.AWSAccessKey(7)
+	repo := fstest.MapFS{"AGENTS.md": {Data: []byte("Deploy with the shared key " + key + " when asked.\n")}}
+	g := newTestGuide(t, InstructionsSetup{Repo: repo}, "api/handler.go")
+	eng := newEngine(t, &fakeModel{}, nil, nil)
+	p := planFixture(t, eng, Options{Skills: builtins()[:1], Instructions: g})
+	for _, wi := range p.Items {
+		sys := wi.Request.Messages[0].Content
+		if strings.Contains(sys, key) || !strings.Contains(sys, "Deploy with the shared key [secret withheld: aws-access-token]") {
+			t.Fatalf("%s: the system message holds the key, or no placeholder:\n%s", wi.Chunk.Path, sys)
+		}
+	}
+	want := []Redaction{{Path: "AGENTS.md", Rule: "aws-access-token", Where: "instructions"}}
+	if diff := cmp.Diff(want, p.Redacted); diff != "" {
+		t.Errorf("redactions mismatch (-want +got):\n%s", diff)
+	}
+	if g.docs[0].Text != "Deploy with the shared key "+key+" when asked." {
+		t.Errorf("the guide itself was changed: %q", g.docs[0].Text)
 	}
 }

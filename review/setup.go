@@ -11,6 +11,7 @@ import (
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/related"
+	"github.com/org/warden/secrets"
 	"github.com/org/warden/skills"
 )
 
@@ -59,6 +60,9 @@ type Setup struct {
 	// Instructions are the repository's instructions (instructions.go):
 	// read for the paths under review once the change is filtered.
 	Instructions InstructionsSetup
+	// Secrets finds what no request may carry (Options.Secrets); nil: the
+	// rule set alone.
+	Secrets *secrets.Scanner
 }
 
 // SkillSetting is one [[skills]] entry: a skill's name and, when set, the
@@ -128,13 +132,14 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 		Verify: s.Verify, VerifyRoute: s.VerifyRoute, Context: s.Context,
 		Skills: chosen, Change: s.Change, MaxTokens: s.MaxTokens, BatchSkills: s.BatchSkills,
 		FailOn: s.Thresholds.FailOn, ReportOn: s.Thresholds.ReportOn, MaxFindings: s.Thresholds.MaxFindings,
-		Cache: s.Cache, Instructions: guide,
+		Cache: s.Cache, Secrets: s.Secrets, Instructions: guide,
 	}
 	plan, err := NewPlan(hp, eng, opts)
 	if err != nil {
 		return nil, err
 	}
 	plan.Ignored = append(plan.Ignored, ignored...)
+	plan.Secrets = append(withheldFindings(files, hp.Ignored, s.Secrets), plan.Secrets...)
 	plan.SkippedSkills, plan.SkillWarnings = skillNotes(found)
 	if in := plan.Instructions; in != nil {
 		log.Info("instructions", "mode", in.Mode, "from", cmp.Or(in.From, in.NotRead), "sources", len(in.Sources))

@@ -21,13 +21,15 @@ func runReview(ctx context.Context, e *env, o *cli.Review) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	ch, err := readChange(ctx, e, o)
+	ch, err := readChange(ctx, e, o, cfg.Setup().Instructions.Mode != review.InstructionsOff)
 	if err != nil {
 		return exitUsage, err
 	}
-	defer ch.close() // git's processes live until the review and its report are done
-	job, err := planReview(e, cfg, ch, config.ReviewSettings{Thresholds: o.FailOn, SkillNames: o.Skills, DryRun: o.DryRun,
-		Cache: config.LocalResultsCache(e.getenv)}, o.Verbose)
+	defer ch.stop() // git's processes live until the review and its report are done
+	s := ch.trusted // the instructions' tree, read while planning
+	s.Thresholds, s.SkillNames, s.DryRun, s.Cache = o.FailOn, o.Skills, o.DryRun, config.LocalResultsCache(e.getenv)
+	job, err := planReview(e, cfg, ch, s, o.Verbose)
+	ch.close()
 	if err != nil {
 		return exitUsage, err
 	}
@@ -59,7 +61,7 @@ func runReview(ctx context.Context, e *env, o *cli.Review) (int, error) {
 func planReview(e *env, cfg *fileConfig, ch *change, s config.ReviewSettings, verbose bool) (*review.Job, error) {
 	s.Logger = e.logger(verbose)
 	s.Logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
-	s.Root, s.Getenv, s.Version = cmp.Or(e.root, e.dir), e.getenv, version
+	s.Root, s.Getenv, s.Version = cmp.Or(e.root, e.dir), e.getenv, wardenBuild().Version
 	s.Held = e.held()
 	job, err := cfg.PrepareReview(ch.diff, ch.source, ch.ignored, s)
 	if job != nil {
@@ -74,7 +76,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s config.ReviewSettings, ve
 // writeReport renders the report to --output or standard output.
 func writeReport(e *env, o *cli.Review, r *review.Report) error {
 	return writeOutput(e, o.Output, func(w io.Writer) error {
-		ropts := report.Options{ToolVersion: version}
+		ropts := report.Options{ToolVersion: wardenBuild().Version}
 		if o.Output == "" {
 			ropts.Color = isTerminal(e.stdout) && e.getenv("NO_COLOR") == ""
 		}

@@ -271,7 +271,8 @@ func TestRangeDiffStreams(t *testing.T) {
 	if diff := cmp.Diff(want, string(got[:len(want)])); diff != "" {
 		t.Errorf("RangeDiff (-want +got):\n%s", diff)
 	}
-	if _, err := RangeDiff(t.Context(), r.Dir, "no-such-ref", "HEAD"); err == nil || !strings.Contains(err.Error(), "git merge-base no-such-ref HEAD") {
-		t.Errorf("RangeDiff(no-such-ref) = %v, want the merge-base failure", err)
+	var he *HistoryError
+	if _, err := RangeDiff(t.Context(), r.Dir, "no-such-ref", "HEAD"); !errors.As(err, &he) || !errors.Is(err, ErrNoRevision) || he.Rev != "no-such-ref" {
+		t.Errorf("RangeDiff(no-such-ref) = %v, want a *HistoryError naming no-such-ref", err)
 	}
 }

@@ -96,7 +96,13 @@ func (h *actionHarness) refreshPR() {
 		}
 		patch := r.git("diff", base, head, "--", path)
 		patch = patch[strings.Index(patch, "@@"):]
-		h.pr.Files = append(h.pr.Files, fakegithub.File{Filename: path, Status: status, Additions: strings.Count(patch, "\n+"), Deletions: strings.Count(patch, "\n-"), Patch: strings.TrimSuffix(patch, "\n")})
+		// The file's content at the head lets the fake follow review
+		// comments across pushes as GitHub does.
+		content := ""
+		if status != "removed" {
+			content = r.git("show", head+":"+path)
+		}
+		h.pr.Files = append(h.pr.Files, fakegithub.File{Filename: path, Status: status, Additions: strings.Count(patch, "\n+"), Deletions: strings.Count(patch, "\n-"), Patch: strings.TrimSuffix(patch, "\n"), Content: content})
 	}
 	h.gh.AddPullRequest(h.pr)
 }

@@ -212,9 +212,11 @@ func (s *Server) replyToReviewComment(w http.ResponseWriter, r *http.Request) {
 	if parent.InReplyTo != 0 {
 		root = parent.InReplyTo
 	}
+	// A reply joins its thread where the thread was made: its lines and
+	// commit are the thread's (so it is outdated with it).
 	c := ReviewComment{
 		Path: parent.Path, Line: parent.Line, StartLine: parent.StartLine, Side: parent.Side, StartSide: parent.StartSide,
-		Body: *b.Body, CommitID: pr.HeadSHA, User: "github-actions[bot]", InReplyTo: root,
+		Body: *b.Body, CommitID: cmp.Or(parent.CommitID, pr.HeadSHA), User: "github-actions[bot]", InReplyTo: root, hunk: parent.hunk,
 	}
 	s.mu.Lock()
 	c.ID = s.id()

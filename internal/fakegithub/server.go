@@ -124,6 +124,9 @@ type Server struct {
 	// issueComments are the conversation comments of every pull request.
 	issueComments []IssueComment
 	reactions     map[reactionKey][]Reaction
+	// contents are files' contents by commit and path, for following
+	// review comments across pushes (outdated.go).
+	contents map[string]map[string]string
 	// threads holds review-thread state by the thread's first comment.
 	threads map[int64]*threadState
 	// roles are the logins' repository roles (SetRole).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,9 @@ type Services struct {
 	Runner *githubactions.Action
 	Stdout io.Writer // workflow commands of the read-only fallback
 	Stderr io.Writer // the log
+	// Storage downloads workflow artifacts from the storage URLs GitHub
+	// redirects to (no token); nil means a plain client.
+	Storage *http.Client
 	// Workspace is the checkout (GITHUB_WORKSPACE); RunnerTemp the
 	// runner's temporary directory (RUNNER_TEMP), "" for the system's.
 	Workspace  string

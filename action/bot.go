@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/org/warden/ghbot"
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/internal/gitrepo"
 	ghreport "github.com/org/warden/report/github"
@@ -34,8 +35,8 @@ type reviewOptions struct {
 
 // Cache domains: a fork's run can never feed the privileged run.
 const (
-	CacheTrusted = "trusted"
-	CacheFork    = "fork"
+	CacheTrusted = ghbot.DomainTrusted
+	CacheFork    = ghbot.DomainFork
 )
 
 // botState is what the bot adds to one review.
@@ -66,17 +67,51 @@ func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts r
 		if len(st.cache.Secret) == 0 {
 			st.cache.Secret = derivedCacheSecret(keys)
 		}
+		st.notes = append(st.notes, a.restoreResults(ctx, st.cache, pr)...)
 	}
-	st.narrow, st.notes = a.incremental(ctx, ev, pr)
+	narrow, notes := a.incremental(ctx, ev, pr)
+	st.narrow, st.notes = narrow, append(st.notes, notes...)
 	if st.narrow != nil && st.cache != nil && !st.cache.WriteOnly {
 		// With the results cache, the whole change is planned: unchanged
 		// code is answered from the cache without a model call, so the
 		// report (and the check run's conclusion) still covers every
 		// finding of the pull request, not only the new ones.
 		st.narrow = nil
-		st.notes = []string{"**Push:** the whole change is planned; only what changed since the last complete review calls the model, the rest is answered from the results cache."}
+		st.notes = append(slices.DeleteFunc(st.notes, func(n string) bool { return slices.Contains(notes, n) }),
+			"**Push:** the whole change is planned; only what changed since the last complete review calls the model, the rest is answered from the results cache.")
 	}
 	return st
+}
+
+// restoreResults fills the results cache with the answers of earlier runs
+// of this pull request, from the workflow artifacts the domain may trust
+// (ghbot.Store), and says where the Action's upload step saves this run's
+// (outputs results-path and results-artifact), also when this run fails
+// or is cancelled: what it finished is kept. It returns the summary's
+// notes.
+func (a *runner) restoreResults(ctx context.Context, cache *review.Cache, pr *PullRequest) []string {
+	name := ghbot.ArtifactName(cache.Domain, pr.Number)
+	a.gha.SetOutput("results-path", cache.Dir)
+	a.gha.SetOutput("results-artifact", name)
+	store := &ghbot.Store{Client: a.svc.GitHub, Storage: a.svc.Storage}
+	got, err := store.Restore(ctx, cache.Domain, pr.Number, pr.HeadRepo, cache.Dir)
+	if err != nil {
+		a.gha.Warningf("warden: earlier runs' answers not read: %v; every item calls the model", err)
+		return nil
+	}
+	for _, o := range got.From {
+		fmt.Fprintf(a.svc.Stderr, "warden: results: restored from artifact %d of %s\n", o.Artifact, o)
+	}
+	for _, why := range got.Rejected {
+		fmt.Fprintf(a.svc.Stderr, "warden: results: not used: %s\n", why)
+	}
+	fmt.Fprintf(a.svc.Stderr, "warden: results: %d answers of earlier runs restored from %d %s named %s\n",
+		got.Entries, len(got.From), review.Plural(len(got.From), "artifact", "artifacts"), name)
+	if n := len(got.Rejected); n > 0 {
+		return []string{fmt.Sprintf("**Not used:** %s of earlier runs (see the log: a run that executed a fork's workflow file never feeds this one).",
+			review.Counted(n, "results artifact", "results artifacts"))}
+	}
+	return nil
 }
 
 // incremental narrows a push's review (pull_request synchronize) to what

@@ -1,11 +1,21 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/org/warden/internal/fakegithub"
@@ -104,4 +114,275 @@ func countComments(cs []fakegithub.ReviewComment, s string) int {
 		}
 	}
 	return n
+}
+
+// The workflow runs of the README's workflows, as GitHub records them.
+var (
+	prRun = fakegithub.WorkflowRun{Name: "warden", Path: ".github/workflows/warden.yml", Event: "pull_request",
+		HeadBranch: "feature", PullRequests: []int{testPR}}
+	forkPRRun     = fakegithub.WorkflowRun{Name: "warden", Path: ".github/workflows/warden.yml", Event: "pull_request", HeadBranch: "feature", HeadRepo: forkRepo, PullRequests: []int{testPR}}
+	targetRun     = fakegithub.WorkflowRun{Name: "warden", Path: ".github/workflows/warden.yml", Event: "pull_request_target", HeadBranch: "main", PullRequests: []int{testPR}}
+	commentRun    = fakegithub.WorkflowRun{Name: "warden commands", Path: ".github/workflows/warden-commands.yml", Event: "issue_comment", HeadBranch: "main"}
+	checkRunEvent = fakegithub.WorkflowRun{Name: "warden commands", Path: ".github/workflows/warden-commands.yml", Event: "check_run", HeadBranch: "main"}
+)
+
+// runOnGitHub runs warden as the one job of workflow run r, as GitHub
+// runs action.yml: on a fresh machine (an empty results directory, fresh
+// step outputs) with the job's runtime token, and then action.yml's
+// upload step, which saves the directory warden names (outputs
+// results-path and results-artifact) as an artifact of r through the
+// artifact service. Nothing crosses runs but what GitHub keeps.
+func (h *actionHarness) runOnGitHub(ctx context.Context, r fakegithub.WorkflowRun) result {
+	h.t.Helper()
+	r.HeadSHA = cmp.Or(r.HeadSHA, h.pr.HeadSHA)
+	job := h.gh.StartRun(r)
+	fresh := h.t.TempDir()
+	if h.env["INPUT_RESULTS_CACHE"] != "false" {
+		h.env["WARDEN_RESULTS_CACHE_DIR"] = filepath.Join(fresh, "warden-results")
+	}
+	h.env["GITHUB_OUTPUT"] = filepath.Join(fresh, "output")
+	h.env["RUNNER_TEMP"] = fresh
+	h.env["GITHUB_RUN_ID"] = strconv.FormatInt(job.Run.ID, 10)
+	res := h.run(ctx)
+	out := h.outputs()
+	if name := out["results-artifact"]; name != "" {
+		c := &fakegithub.RuntimeClient{ResultsURL: fakegithub.ResultsURL(h.env["GITHUB_API_URL"]), Token: job.RuntimeToken}
+		if _, err := c.UploadArtifact(ctx, name, out["results-path"], 7, true); err != nil {
+			h.t.Fatalf("the upload step: %v", err)
+		}
+	}
+	h.gh.CompleteRun(job.Run.ID, map[bool]string{true: "success", false: "failure"}[res.code == exitOK])
+	return res
+}
+
+// deadModel makes the harness's model answer 503 to every prompt that names
+// one of paths, until revived; it counts every call.
+type deadModel struct {
+	h     *actionHarness
+	dead  atomic.Bool
+	paths []string
+	calls atomic.Int64
+}
+
+func killFor(h *actionHarness, paths ...string) *deadModel {
+	d := &deadModel{h: h, paths: paths}
+	d.dead.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		d.calls.Add(1)
+		if d.dead.Load() && slices.ContainsFunc(d.paths, func(p string) bool { return bytes.Contains(body, []byte("File: "+p+`\n`)) }) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"error":{"message":"no healthy upstream","type":"server_error"}}`))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.model.serve(w, r)
+	}))
+	h.t.Cleanup(srv.Close)
+	h.env["WARDEN_BASE_URL"] = srv.URL + "/v1"
+	return d
+}
+
+// summaryOf is the JSON report's summary of the last run.
+func (h *actionHarness) summaryOf() (planned, reviewed, cached int) {
+	h.t.Helper()
+	raw, err := os.ReadFile(h.outputs()["report-file"])
+	if err != nil {
+		h.t.Fatalf("report file: %v", err)
+	}
+	var rep struct {
+		Summary struct{ Planned, Reviewed, Cached int }
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		h.t.Fatal(err)
+	}
+	return rep.Summary.Planned, rep.Summary.Reviewed, rep.Summary.Cached
+}
+
+// TestLifeResumePaysOnlyForUnfinished: a pull request of N items is
+// reviewed, the model dies partway (k reviewed), and a member's
+// `/warden resume` comment makes exactly N − k model calls; the check run
+// says "k from earlier runs". Each run is a job of its own on GitHub: the
+// state crosses from the pull_request (or pull_request_target) run to the
+// issue_comment run only as a workflow artifact, read back through the
+// REST API. For a fork's pull request the first run is
+// pull_request_target (the README's fork workflow).
+func TestLifeResumePaysOnlyForUnfinished(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		first fakegithub.WorkflowRun
+		fork  bool
+	}{
+		{"same-repository pull_request then issue_comment", prRun, false},
+		{"fork pull_request_target then issue_comment", targetRun, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newActionHarness(t, "high")
+			h.config("[retry]\nmax_per_route = 0\nmax_per_item = 0\n")
+			tenFiles(h)
+			if tt.fork {
+				h.pr.HeadRepo = forkRepo
+				h.gh.AddPullRequest(h.pr)
+				h.event("opened", func(pr map[string]any) {
+					pr["head"].(map[string]any)["repo"] = map[string]any{"full_name": forkRepo, "name": testRepo, "owner": map[string]any{"login": "mallory"}}
+				})
+				h.env["GITHUB_EVENT_NAME"] = tt.first.Event
+			}
+			m := killFor(h, "pkg4/f.go", "pkg5/f.go", "pkg6/f.go")
+			res := h.runOnGitHub(context.Background(), tt.first)
+			planned, k, _ := h.summaryOf()
+			if res.code > exitFindings || !strings.HasPrefix(h.lastCheckRun().Title, "Partial: ") || k == 0 || k == planned {
+				t.Fatalf("first run: exit %d, %q, %d of %d reviewed; want partial; stderr:\n%s", res.code, h.lastCheckRun().Title, k, planned, res.stderr)
+			}
+
+			m.dead.Store(false)
+			m.calls.Store(0)
+			id := h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden resume", User: "alice", Association: "MEMBER"})
+			h.commentEvent(id, "/warden resume", "alice", "MEMBER")
+			res = h.runOnGitHub(context.Background(), commentRun)
+			if res.code != exitFindings {
+				t.Fatalf("resume: exit %d; stderr:\n%s", res.code, res.stderr)
+			}
+			if got := m.calls.Load(); got != int64(planned-k) {
+				t.Errorf("/warden resume made %d model calls, want N − k = %d − %d = %d", got, planned, k, planned-k)
+			}
+			p2, r2, cached := h.summaryOf()
+			if p2 != planned || r2 != planned || cached != k {
+				t.Errorf("resume's report: %d planned, %d reviewed, %d cached; want %d, %d, %d", p2, r2, cached, planned, planned, k)
+			}
+			cr := h.lastCheckRun()
+			if want := fmt.Sprintf("**%d from earlier runs:**", k); !strings.HasPrefix(cr.Title, "Complete") || !strings.Contains(cr.Summary, want) {
+				t.Errorf("resume's check run %q does not say %q:\n%.700s", cr.Title, want, cr.Summary)
+			}
+		})
+	}
+}
+
+// TestLifeForkStateNeverFeedsPrivilegedRun: a fork's own pull_request run
+// (here with a route that needs no key, so it reviews) saves its answers
+// in the fork domain, and also uploads an artifact under the privileged
+// runs' name with entries forged under their keys. A member's
+// `/warden resume` (issue_comment: the base repository's workflow and
+// secrets) uses none of it: every item calls the model, the log says
+// which artifact was not used and why, and the check run says it too.
+func TestLifeForkStateNeverFeedsPrivilegedRun(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	h.pr.HeadRepo = forkRepo
+	h.gh.AddPullRequest(h.pr)
+	forkEvent := func() {
+		h.event("opened", func(pr map[string]any) {
+			pr["head"].(map[string]any)["repo"] = map[string]any{"full_name": forkRepo, "name": testRepo, "owner": map[string]any{"login": "mallory"}}
+		})
+	}
+	forkEvent()
+	key := h.env["WARDEN_API_KEY"]
+	delete(h.env, "WARDEN_API_KEY") // GitHub passes a fork's run no secrets
+	res := h.runOnGitHub(context.Background(), forkPRRun)
+	if res.code > exitFindings {
+		t.Fatalf("fork run: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	if out := h.outputs(); out["results-artifact"] != "warden-results-fork-pr7" {
+		t.Errorf("the fork's run saves as %q, want its own domain's name", out["results-artifact"])
+	}
+	// The fork's workflow also uploads, under the privileged name, the
+	// trusted domain's entries its run computed (no secret: unsigned).
+	forger := h.gh.StartRun(forkPRRun)
+	forged := t.TempDir()
+	h.env["WARDEN_RESULTS_CACHE_DIR"] = forged
+	h.env["INPUT_RESULTS_CACHE_SECRET"] = ""
+	h.env["GITHUB_EVENT_NAME"] = "pull_request_target" // what the privileged run would compute
+	h.run(context.Background())
+	c := &fakegithub.RuntimeClient{ResultsURL: fakegithub.ResultsURL(h.env["GITHUB_API_URL"]), Token: forger.RuntimeToken}
+	if _, err := c.UploadArtifact(context.Background(), "warden-results-trusted-pr7", filepath.Join(forged, "trusted"), 7, false); err != nil {
+		t.Fatal(err)
+	}
+
+	h.env["WARDEN_API_KEY"] = key
+	before := h.model.calls()
+	id := h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden resume", User: "alice", Association: "MEMBER"})
+	h.commentEvent(id, "/warden resume", "alice", "MEMBER")
+	res = h.runOnGitHub(context.Background(), commentRun)
+	if res.code != exitFindings {
+		t.Fatalf("resume: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	planned, reviewed, cached := h.summaryOf()
+	if got := h.model.calls() - before; got != planned || cached != 0 || reviewed != planned {
+		t.Errorf("privileged resume: %d model calls for %d items, %d cached; want every item from the model", got, planned, cached)
+	}
+	if !strings.Contains(res.stderr, "from the fork "+forkRepo) || !strings.Contains(res.stderr, "never feeds a privileged run") {
+		t.Errorf("the log does not say why the fork's artifact was not used:\n%s", res.stderr)
+	}
+	if cr := h.lastCheckRun(); !strings.Contains(cr.Summary, "**Not used:** 1 results artifact of earlier runs") {
+		t.Errorf("the check run does not say an artifact was not used:\n%.600s", cr.Summary)
+	}
+}
+
+// TestLifePushPaysOnlyForChangedFile: a ten-file pull request is reviewed
+// in a pull_request run; a push that changes one file starts another
+// pull_request run (synchronize) on a fresh machine, which restores the
+// first run's answers from its artifact and calls the model only for the
+// changed file's item, while its report covers the whole change. The same
+// holds for a fork's pull request under pull_request_target.
+func TestLifePushPaysOnlyForChangedFile(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		run  fakegithub.WorkflowRun
+		fork bool
+	}{
+		{"pull_request then synchronize", prRun, false},
+		{"fork: pull_request_target then synchronize", targetRun, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newActionHarness(t, "high")
+			tenFiles(h)
+			edit := func(pr map[string]any) {}
+			if tt.fork {
+				h.pr.HeadRepo = forkRepo
+				h.gh.AddPullRequest(h.pr)
+				edit = func(pr map[string]any) {
+					pr["head"].(map[string]any)["repo"] = map[string]any{"full_name": forkRepo, "name": testRepo, "owner": map[string]any{"login": "mallory"}}
+				}
+				h.event("opened", edit)
+			}
+			h.env["GITHUB_EVENT_NAME"] = tt.run.Event
+			if res := h.runOnGitHub(context.Background(), tt.run); res.code != exitFindings {
+				t.Fatalf("first run: exit %d; stderr:\n%s", res.code, res.stderr)
+			}
+			whole := h.model.calls()
+			before := h.pr.HeadSHA
+			h.repo.write("pkg3/f.go", strings.Replace("package pkg\n\n"+numbered(30, "// pkg"), "// pkg line 12\n", "// pkg line 12 edited\n", 1))
+			h.repo.git("commit", "-qam", "edit pkg3")
+			h.refreshPR()
+			if tt.fork {
+				h.pr.HeadRepo = forkRepo
+				h.gh.AddPullRequest(h.pr)
+			}
+			h.pushEvent(before)
+			if tt.fork {
+				var ev map[string]any
+				raw, _ := os.ReadFile(h.env["GITHUB_EVENT_PATH"])
+				json.Unmarshal(raw, &ev)
+				edit(ev["pull_request"].(map[string]any))
+				data, _ := json.Marshal(ev)
+				os.WriteFile(h.env["GITHUB_EVENT_PATH"], data, 0o644)
+			}
+			h.env["GITHUB_EVENT_NAME"] = tt.run.Event
+			if res := h.runOnGitHub(context.Background(), tt.run); res.code != exitFindings {
+				t.Fatalf("push: exit %d; stderr:\n%s", res.code, res.stderr)
+			}
+			if got := h.model.calls() - whole; got != 1 {
+				t.Errorf("the push made %d model calls, want 1 (pkg3/f.go's item)", got)
+			}
+			planned, reviewed, cached := h.summaryOf()
+			if planned != whole || reviewed != whole || cached != whole-1 {
+				t.Errorf("push's report: %d planned, %d reviewed, %d cached; want %d, %d, %d", planned, reviewed, cached, whole, whole, whole-1)
+			}
+		})
+	}
 }

@@ -207,6 +207,12 @@ func (c *RuntimeClient) UploadArtifact(ctx context.Context, name, dir string, re
 	if err != nil || n == 0 {
 		return 0, err
 	}
+	return c.UploadArchive(ctx, name, archive, retentionDays, overwrite)
+}
+
+// UploadArchive uploads archive as the zip of artifact name, as it is: a
+// test's way to upload what a hostile workflow could.
+func (c *RuntimeClient) UploadArchive(ctx context.Context, name string, archive []byte, retentionDays int, overwrite bool) (int64, error) {
 	run, job, err := c.backendIDs()
 	if err != nil {
 		return 0, err

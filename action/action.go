@@ -130,6 +130,9 @@ func Run(ctx context.Context, in Inputs, ev Event, svc Services) (Result, error)
 	if in.Mode == ModeReport {
 		return a.publishReport(ctx, ev)
 	}
+	if ev.Name == "workflow_run" {
+		return a.commandFollowUp(ctx, ev)
+	}
 	if isCommandEvent(ev.Name) {
 		return a.command(ctx, ev)
 	}

@@ -1,11 +1,17 @@
 package action
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/org/warden/bot"
+	"github.com/org/warden/ghbot"
 	ghreport "github.com/org/warden/report/github"
 )
 
@@ -27,6 +33,11 @@ func isCommandEvent(name string) bool {
 // author_association) run anything; anyone else gets a short reply and no
 // model call. The review itself follows the pull_request_target rules:
 // configuration and skills from the base revision, the head as data.
+//
+// A review comment on a fork's pull request is the exception: GitHub runs
+// its workflow as the fork has it, read-only and without secrets, so the
+// run only records the command (recordCommand) for the follow-up workflow
+// (commandFollowUp).
 func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 	data, err := ev.data()
 	if err != nil {
@@ -36,6 +47,14 @@ func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 	if err != nil {
 		return Result{}, inputErrorf("event file %s: %v", ev.Path, err)
 	}
+	if ce.ReviewComment && !strings.EqualFold(ce.HeadRepo, a.svc.Owner+"/"+a.svc.Repo) {
+		return a.recordCommand(ce)
+	}
+	return a.runCommand(ctx, ev.Name, ce)
+}
+
+// runCommand decides on and runs the command of comment ce.
+func (a *runner) runCommand(ctx context.Context, event string, ce bot.Event) (Result, error) {
 	d := bot.Decide(ce.Comment, a.in.CommandTrust)
 	gh := a.svc.GitHub
 	reply := func(body string) {
@@ -56,13 +75,14 @@ func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 	}
 	switch d.Verdict {
 	case bot.Ignore:
-		return a.skip(fmt.Sprintf("%s event: no command to run", ev.Name))
+		return a.skip(fmt.Sprintf("%s event: no command to run", event))
 	case bot.Refuse:
 		reply(d.Reply)
 		return a.skip("command refused: " + firstLine(d.Reply))
 	}
 	react(reactStart)
 	var res Result
+	var err error
 	failed := false
 	switch d.Command.Kind {
 	case bot.Help:
@@ -70,7 +90,7 @@ func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 	case bot.Dismiss:
 		failed = !a.dismiss(ctx, ce, d.Command.Reason, reply)
 	case bot.Review, bot.Resume:
-		res, err = a.commandReview(ctx, ce, d.Command)
+		res, err = a.commandReview(ctx, ce.PullRequest, d.Command)
 	}
 	if err != nil {
 		react(reactFailed)
@@ -87,6 +107,94 @@ func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 	return res, nil
 }
 
+// recordCommand is a review comment's run on a fork's pull request: it
+// runs the fork's workflow file, with a read-only token and no secrets,
+// so it acts on nothing and only records the comment's id (ghbot's
+// command record) for action.yml's upload step; the follow-up workflow
+// (workflow_run, the default branch's file) acts on it and answers.
+func (a *runner) recordCommand(ce bot.Event) (Result, error) {
+	if d := bot.Decide(ce.Comment, a.in.CommandTrust); d.Verdict == bot.Ignore {
+		return a.skip("pull_request_review_comment event: no command to run")
+	}
+	dir := filepath.Join(cmp.Or(a.svc.RunnerTemp, os.TempDir()), "warden-command")
+	if err := ghbot.WriteCommandRecord(dir, ghbot.CommandRecord{CommentID: ce.CommentID}); err != nil {
+		return Result{}, fmt.Errorf("recording the command: %w", err)
+	}
+	a.gha.SetOutput("command-path", dir)
+	a.gha.SetOutput("command-artifact", ghbot.CommandArtifact)
+	msg := fmt.Sprintf("the command in review comment %d is on a fork's pull request, whose pull_request_review_comment runs execute the fork's workflow file with a read-only token: recorded (artifact %s) for the follow-up workflow, which acts on it with the base repository's workflow and answers in the thread; nothing is done here",
+		ce.CommentID, ghbot.CommandArtifact)
+	a.gha.Noticef("warden: %s", msg)
+	a.gha.AddStepSummary("## warden: command recorded\n\n" + strings.ToUpper(msg[:1]) + msg[1:] + ".\n")
+	a.gha.SetOutput("outcome", "skipped")
+	return Result{Verdict: VerdictSkipped}, nil
+}
+
+// commandFollowUp is the privileged half of a command on a fork's pull
+// request: a workflow_run event of the commands workflow's run on a
+// pull_request_review_comment. It reads the comment id that run recorded,
+// and everything else from GitHub: the comment's text, author and
+// association, and its pull request, which must be the one whose head the
+// triggering run ran (a record naming another comment is refused). A
+// comment already taken up (warden's 👀 on it) is not run twice.
+func (a *runner) commandFollowUp(ctx context.Context, ev Event) (Result, error) {
+	data, err := ev.data()
+	if err != nil {
+		return Result{}, err
+	}
+	var e struct {
+		WorkflowRun *struct {
+			ID             int64     `json:"id"`
+			Event          string    `json:"event"`
+			CreatedAt      time.Time `json:"created_at"`
+			HeadRepository *struct {
+				FullName string `json:"full_name"`
+			} `json:"head_repository"`
+		} `json:"workflow_run"`
+	}
+	if err := json.Unmarshal(data, &e); err != nil || e.WorkflowRun == nil || e.WorkflowRun.ID == 0 {
+		return Result{}, inputErrorf("event file %s: not a workflow_run event with its run (mode full follows up the commands workflow's runs; to publish an analyze run's report, run warden with mode: report)", ev.Path)
+	}
+	run := e.WorkflowRun
+	if run.Event != bot.EventReviewComment {
+		return a.skip(fmt.Sprintf("workflow_run of a %s run: nothing to follow up (mode full follows up the commands workflow's pull_request_review_comment runs; mode report publishes an analyze run's report)", run.Event))
+	}
+	store := &ghbot.Store{Client: a.svc.GitHub, Storage: a.svc.Storage}
+	rec, ok, err := store.CommandRecorded(ctx, run.ID)
+	if err != nil {
+		return Result{}, fmt.Errorf("the command record of run %d: %w", run.ID, err)
+	}
+	if !ok {
+		return a.skip(fmt.Sprintf("run %d recorded no command (on a pull request from a branch of this repository the run acts itself)", run.ID))
+	}
+	c, err := store.GetReviewComment(ctx, rec.CommentID)
+	if err != nil {
+		return Result{}, fmt.Errorf("the recorded command: %w", err)
+	}
+	p, err := a.svc.GitHub.PullRequest(ctx, c.PullRequest)
+	if err != nil {
+		return Result{}, fmt.Errorf("pull request #%d: %w", c.PullRequest, err)
+	}
+	head := p.GetHead().GetRepo().GetFullName()
+	switch {
+	case run.HeadRepository == nil || !strings.EqualFold(head, run.HeadRepository.FullName):
+		a.gha.Warningf("warden: run %d recorded review comment %d, which is on pull request #%d (head %s), not on the run's head repository: not acted on", run.ID, c.ID, c.PullRequest, head)
+		return a.skip("the recorded command is not the triggering run's")
+	case c.Created.Before(run.CreatedAt.Add(-time.Hour)) || c.Created.After(run.CreatedAt.Add(time.Minute)):
+		a.gha.Warningf("warden: run %d recorded review comment %d, written %s, not when the run started (%s): not acted on", run.ID, c.ID, c.Created.UTC().Format(time.RFC3339), run.CreatedAt.UTC().Format(time.RFC3339))
+		return a.skip("the recorded command is not the triggering run's")
+	}
+	if done, err := store.Handled(ctx, c.ID); err != nil || done {
+		return a.skip(fmt.Sprintf("review comment %d was already taken up", c.ID))
+	}
+	ce := bot.Event{
+		Comment: bot.Comment{Body: c.Body, Author: c.Author, AuthorType: c.AuthorType, Association: c.Association,
+			OnPullRequest: true, ReplyTo: c.ReplyTo, Action: "created"},
+		PullRequest: c.PullRequest, CommentID: c.ID, ReviewComment: true, HeadRepo: head,
+	}
+	return a.runCommand(ctx, bot.EventReviewComment, ce)
+}
+
 // replyRoot is the review comment a reply goes under: the thread's first
 // comment.
 func replyRoot(ce bot.Event) int64 {
@@ -101,14 +209,14 @@ func firstLine(s string) string {
 	return s
 }
 
-// commandReview runs /warden review or /warden resume on the pull request
-// the comment is on, at its current head. A review is fresh (the results
-// cache is not read, only written); a resume reads it, so only the items
-// the last review did not finish call the model.
-func (a *runner) commandReview(ctx context.Context, ce bot.Event, cmd bot.Command) (Result, error) {
-	p, err := a.svc.GitHub.PullRequest(ctx, ce.PullRequest)
+// commandReview runs /warden review or /warden resume on pull request
+// number, at its current head. A review is fresh (the results cache is not
+// read, only written); a resume reads it, so only the items the last
+// review did not finish call the model.
+func (a *runner) commandReview(ctx context.Context, number int, cmd bot.Command) (Result, error) {
+	p, err := a.svc.GitHub.PullRequest(ctx, number)
 	if err != nil {
-		return Result{}, fmt.Errorf("pull request #%d: %w", ce.PullRequest, err)
+		return Result{}, fmt.Errorf("pull request #%d: %w", number, err)
 	}
 	pr := fromGitHub(a.svc.Owner, a.svc.Repo, p)
 	opts := reviewOptions{trusted: true, fresh: cmd.Kind == bot.Review, command: true}

@@ -197,3 +197,33 @@ func TestRestoreBounds(t *testing.T) {
 		t.Errorf("restored %d artifacts, files %v; want the newest %d, the newest's entry kept", len(got.From), slices.Sorted(maps.Keys(fs)), MaxRestored)
 	}
 }
+
+// TestParseRecord: a command record is only a comment id; anything else
+// is refused with what was wrong.
+func TestParseRecord(t *testing.T) {
+	t.Parallel()
+	zipOf := func(name, content string) []byte {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		f, _ := zw.Create(name)
+		f.Write([]byte(content))
+		zw.Close()
+		return buf.Bytes()
+	}
+	for _, tt := range []struct {
+		data []byte
+		want int64
+		err  string
+	}{
+		{zipOf("command.json", `{"comment_id": 42, "body": "ignored"}`), 42, ""},
+		{zipOf("command.json", `{"comment_id": -1}`), 0, "names no comment"},
+		{zipOf("command.json", strings.Repeat(" ", maxRecordBytes+1)), 0, "too large"},
+		{zipOf("other.json", `{"comment_id": 42}`), 0, "has no command.json"},
+		{[]byte("not a zip"), 0, "not a zip"},
+	} {
+		got, err := parseRecord(tt.data)
+		if got.CommentID != tt.want || (tt.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("parseRecord(%.40q) = %d, %v; want %d, %q", tt.data, got.CommentID, err, tt.want, tt.err)
+		}
+	}
+}

@@ -28,6 +28,8 @@ type actionHarness struct {
 	pr    fakegithub.PullRequest
 	env   map[string]string
 	dir   string // files the runner provides: event, outputs, summary
+	// lastJob is the job of the last runOnGitHub.
+	lastJob *fakegithub.Job
 }
 
 const (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -219,7 +220,10 @@ func (h *actionHarness) reviewCommentEvent(id, root int64, body, login, associat
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		h.t.Fatal(err)
 	}
-	ev["pull_request"].(map[string]any)["number"] = testPR
+	pr := ev["pull_request"].(map[string]any)
+	pr["number"] = testPR
+	head := cmp.Or(h.pr.HeadRepo, testOwner+"/"+testRepo)
+	pr["head"].(map[string]any)["repo"].(map[string]any)["full_name"] = head
 	c := ev["comment"].(map[string]any)
 	c["id"], c["in_reply_to_id"], c["body"], c["author_association"] = id, root, body, association
 	c["user"].(map[string]any)["login"] = login

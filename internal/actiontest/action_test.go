@@ -342,7 +342,7 @@ func TestActionSavesResultsAsArtifact(t *testing.T) {
 		if strings.HasPrefix(s.Uses, "actions/cache") {
 			t.Errorf("step %q uses %s: GitHub scopes the Actions cache by ref, so a comment's run cannot restore a pull request run's entries", s.Name, s.Uses)
 		}
-		if strings.HasPrefix(s.Uses, "actions/upload-artifact@") {
+		if strings.HasPrefix(s.Uses, "actions/upload-artifact@") && strings.Contains(s.With["name"], "results-artifact") {
 			upload = &a.Runs.Steps[i]
 		}
 	}
@@ -358,5 +358,28 @@ func TestActionSavesResultsAsArtifact(t *testing.T) {
 	}
 	if upload.If != "always() && steps.run.outputs.results-artifact != ''" {
 		t.Errorf("upload step if: %q, want it to run whatever the review did, when warden names an artifact", upload.If)
+	}
+}
+
+// TestActionRecordsForkCommands: a review-thread command on a fork's pull
+// request is recorded as an artifact (warden names it) for the follow-up
+// workflow; the record must upload or the step fails, since the
+// commenter's answer depends on it.
+func TestActionRecordsForkCommands(t *testing.T) {
+	t.Parallel()
+	a := readAction(t)
+	i := slices.IndexFunc(a.Runs.Steps, func(s step) bool {
+		return strings.HasPrefix(s.Uses, "actions/upload-artifact@") && s.With["name"] == "${{ steps.run.outputs.command-artifact }}"
+	})
+	if i < 0 {
+		t.Fatal("no upload step for the command record (output command-artifact)")
+	}
+	s := a.Runs.Steps[i]
+	want := map[string]string{"name": "${{ steps.run.outputs.command-artifact }}", "path": "${{ steps.run.outputs.command-path }}", "retention-days": "1", "if-no-files-found": "error"}
+	if diff := cmp.Diff(want, s.With); diff != "" {
+		t.Errorf("command record step with: (-want +got):\n%s", diff)
+	}
+	if s.If != "always() && steps.run.outputs.command-artifact != ''" {
+		t.Errorf("command record step if: %q", s.If)
 	}
 }

@@ -71,6 +71,8 @@ type ReviewComment struct {
 	Side, StartSide string
 	Body, CommitID  string
 	User            string
+	// Association is the author's author_association; "" means "NONE".
+	Association string
 	// InReplyTo is the id of the thread's first comment, for a reply.
 	InReplyTo int64
 	// hunk is the diff hunk the comment was made on (its diff_hunk once
@@ -296,7 +298,7 @@ func (s *Server) commentJSON(pr *PullRequest, c ReviewComment) map[string]any {
 		"user": userJSON(user, userType(user)), "body": c.Body,
 		"created_at": created, "updated_at": created,
 		"html_url": html, "pull_request_url": pullURL(s.Owner, s.Repo, pr.Number),
-		"author_association": "NONE",
+		"author_association": cmp.Or(c.Association, "NONE"),
 		"_links": map[string]any{
 			"self": link(u), "html": link(html), "pull_request": link(pullURL(s.Owner, s.Repo, pr.Number)),
 		},

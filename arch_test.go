@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"report/github":    {module + "/review", module + "/report", module + "/hunks", module + "/execution", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	// ghbot: the bot as a GitHub service (its state between events), over
 	// report/github's Client.
-	"ghbot": {module + "/report/github", "github.com/google/go-github/v62"},
+	"ghbot": {module + "/report/github", module + "/report", module + "/review", "github.com/google/go-github/v62"},
 	"action": {
 		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
 		module + "/execution", module + "/internal/gitrepo", module + "/bot", module + "/ghbot",

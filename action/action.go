@@ -15,6 +15,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/org/warden/ghbot"
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/internal/gitrepo"
 	"github.com/org/warden/report"
@@ -215,10 +216,24 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 		pub.Thresholds, pub.Anchors = job.Thresholds, hunks.AnchorsOf(ch.Files)
 	}
 	notes := append(tc.notes(), bot.notes...)
+	var ledger *ghbot.Ledger
 	if pub != nil {
-		notes = append(notes, a.followUp(ctx, pr, rep)...)
+		var more []string
+		more, ledger = a.followUp(ctx, pr, rep)
+		notes = append(notes, more...)
+		if ledger != nil {
+			pub.Posted, pub.Overflow = ledger.Posted(), ledger.Overflow(pr.HeadSHA)
+		}
 	}
-	return a.publishReview(ctx, rep, pub, pr, notes, job)
+	res, err = a.publishReview(ctx, rep, pub, pr, notes, job)
+	if ledger != nil {
+		// What the follow-up changed (fixed, reopened) when no finding
+		// went to the ledger this time.
+		if serr := ledger.Save(context.WithoutCancel(ctx), pr.HeadSHA); serr != nil {
+			a.gha.Warningf("warden: updating warden's findings comment: %v", serr)
+		}
+	}
+	return res, err
 }
 
 // publishReview publishes a finished review to every sink: the check run

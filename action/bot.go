@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 
@@ -161,16 +162,24 @@ func (a *runner) incremental(ctx context.Context, ev Event, pr *PullRequest) (fu
 	return narrow, []string{note}
 }
 
-// followUp reads warden's threads on the pull request: it resolves those
-// of findings this run no longer reports on changed lines, with a reply
-// naming the commit, and leaves out the findings people dismissed,
-// counting them in the report. It returns the summary's notes.
-func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Report) []string {
+// followUp reads warden's threads on the pull request and its findings
+// comment (the ledger): it resolves the threads of findings this run no
+// longer reports on changed lines, with a reply naming the commit, marks
+// such ledger entries fixed, and leaves out the findings people
+// dismissed, counting them in the report. It returns the summary's notes
+// and the ledger, for the review to keep the findings that do not go
+// inline in (nil when it could not be read).
+func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Report) ([]string, *ghbot.Ledger) {
 	gh := a.svc.GitHub
+	ledger, lerr := ghbot.LoadLedger(ctx, gh, pr.Number)
+	if lerr != nil {
+		a.gha.Warningf("warden: reading warden's findings comment: %v; findings that are not inline comments go to the review body", lerr)
+		ledger = nil
+	}
 	threads, err := gh.ReviewThreads(ctx, pr.Number)
 	if err != nil {
 		a.gha.Warningf("warden: reading review threads: %v; no thread resolved, no dismissal applied", err)
-		return nil
+		threads = nil
 	}
 	// The thumbs-downs come with the threads; a comment with more than
 	// the query reads is listed whole, one request each, until one fails.
@@ -207,6 +216,9 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 	if !rep.Complete() {
 		fu.Resolve = nil // an unfinished review proves nothing fixed
 	}
+	if ledger != nil {
+		maps.Copy(fu.Suppressed, ledger.Suppressed())
+	}
 	var notes []string
 	if n := writers.Unchecked; n > 0 {
 		notes = append(notes, fmt.Sprintf("**Not counted:** the thumbs-down or resolution of %d %s whose repository permission was not checked (at most %d lookups a run, or GitHub did not answer); %s no finding.",
@@ -215,6 +227,12 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 	if n := ghreport.Suppress(rep, fu.Suppressed); n > 0 {
 		notes = append(notes, fmt.Sprintf("**Suppressed:** %d %s dismissed on this pull request (a `/warden dismiss`, a thumbs-down or a thread resolved without a code change) %s not shown again.",
 			n, review.Plural(n, "finding", "findings"), review.Plural(n, "is", "are")))
+	}
+	if ledger != nil {
+		if n := ledger.Reconcile(rep.Findings, rep.Complete(), a.changedSince(ctx, ledger.Head(), pr.HeadSHA), pr.HeadSHA); n > 0 {
+			notes = append(notes, fmt.Sprintf("**Fixed:** %s in warden's findings comment no longer found on changed lines in %s.",
+				review.Counted(n, "finding", "findings"), gitrepo.Short(pr.HeadSHA)))
+		}
 	}
 	if len(fu.Resolve) > 0 {
 		n, note, err := gh.ResolveFixed(ctx, pr.Number, fu.Resolve, pr.HeadSHA)
@@ -228,7 +246,45 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 			notes = append(notes, "**Not resolved:** "+note)
 		}
 	}
-	return notes
+	return notes, ledger
+}
+
+// changedSince says whether lines start..end of path at commit since
+// changed by head (the diff between them in the workspace): a line of
+// them removed or replaced, or the file gone or renamed. Nil when the
+// diff cannot be read (nothing counts as changed).
+func (a *runner) changedSince(ctx context.Context, since, head string) func(path string, start, end int) bool {
+	if since == "" || since == head || !gitrepo.IsSHA(since) {
+		return nil
+	}
+	diff, err := gitrepo.Output(ctx, a.svc.Workspace, append(slices.Clone(gitrepo.DiffArgs), since, head, "--")...)
+	if err != nil {
+		return nil
+	}
+	files, err := hunks.Parse(bytes.NewReader(diff))
+	if err != nil {
+		return nil
+	}
+	removed := map[string][]int{}
+	gone := map[string]bool{}
+	for _, f := range files {
+		if f.OldPath == "" {
+			continue
+		}
+		if f.NewPath != f.OldPath {
+			gone[f.OldPath] = true
+		}
+		for _, fr := range f.Fragments {
+			for _, l := range fr.Lines {
+				if l.Op == hunks.Delete {
+					removed[f.OldPath] = append(removed[f.OldPath], l.OldLine)
+				}
+			}
+		}
+	}
+	return func(path string, start, end int) bool {
+		return gone[path] || slices.ContainsFunc(removed[path], func(n int) bool { return n >= start && n <= max(start, end) })
+	}
 }
 
 // withState ends the summary with the hidden record of what this run

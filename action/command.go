@@ -12,6 +12,7 @@ import (
 
 	"github.com/org/warden/bot"
 	"github.com/org/warden/ghbot"
+	"github.com/org/warden/report"
 	ghreport "github.com/org/warden/report/github"
 )
 
@@ -88,7 +89,7 @@ func (a *runner) runCommand(ctx context.Context, event string, ce bot.Event) (Re
 	case bot.Help:
 		reply(d.Reply)
 	case bot.Dismiss:
-		failed = !a.dismiss(ctx, ce, d.Command.Reason, reply)
+		failed = !a.dismiss(ctx, ce, d.Command, reply)
 	case bot.Review, bot.Resume:
 		res, err = a.commandReview(ctx, ce.PullRequest, d.Command)
 	}
@@ -228,8 +229,13 @@ func (a *runner) commandReview(ctx context.Context, number int, cmd bot.Command)
 
 // dismiss records a trusted `/warden dismiss` on one of warden's findings:
 // a reply in its thread carrying the dismissal marker, which later runs
-// read (ghreport.Follow) to leave the finding out.
-func (a *runner) dismiss(ctx context.Context, ce bot.Event, reason string, reply func(string)) bool {
+// read (ghreport.Follow) to leave the finding out; or, for a dismissal
+// naming a finding's id (cmd.Target), the entry in warden's findings
+// comment (dismissByID).
+func (a *runner) dismiss(ctx context.Context, ce bot.Event, cmd bot.Command, reply func(string)) bool {
+	if cmd.Target != "" {
+		return a.dismissByID(ctx, ce, cmd, reply)
+	}
 	threads, err := a.svc.GitHub.ReviewThreads(ctx, ce.PullRequest)
 	if err != nil {
 		a.gha.Warningf("warden: dismiss: reading review threads: %v", err)
@@ -239,13 +245,58 @@ func (a *runner) dismiss(ctx context.Context, ce bot.Event, reason string, reply
 		if t.RootID != ce.Comment.ReplyTo {
 			continue
 		}
-		text := fmt.Sprintf("Dismissed by @%s", ce.Comment.Author)
-		if reason != "" {
-			text += ": " + strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(reason)
-		}
-		reply(text + ". warden will not post this finding again on this pull request. " + ghreport.DismissedMarker(t.Fingerprint))
+		reply(dismissedText(ce.Comment.Author, cmd.Reason) + ". warden will not post this finding again on this pull request. " + ghreport.DismissedMarker(t.Fingerprint))
 		return true
 	}
 	reply("warden: `/warden dismiss` works as a reply to one of warden's own review comments; this thread is not one. Nothing was dismissed.")
+	return false
+}
+
+// dismissedText is "Dismissed by @login: reason", the reason's markup
+// made inert.
+func dismissedText(login, reason string) string {
+	text := fmt.Sprintf("Dismissed by @%s", login)
+	if reason != "" {
+		text += ": " + strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(reason)
+	}
+	return text
+}
+
+// dismissByID dismisses the finding cmd.Target names: an entry of warden's
+// findings comment (marked dismissed there, in warden's own comment), or
+// an inline finding whose fingerprint the id starts (the record in its
+// thread). The commenter is answered either way.
+func (a *runner) dismissByID(ctx context.Context, ce bot.Event, cmd bot.Command, reply func(string)) bool {
+	gh := a.svc.GitHub
+	ledger, err := ghbot.LoadLedger(ctx, gh, ce.PullRequest)
+	if err != nil {
+		a.gha.Warningf("warden: dismiss: reading warden's findings comment: %v", err)
+		reply("warden: warden's findings comment could not be read, so nothing was dismissed; try again.")
+		return false
+	}
+	if e, ok := ledger.Dismiss(cmd.Target, ce.Comment.Author, cmd.Reason); ok {
+		if err := ledger.Save(ctx, ""); err != nil {
+			a.gha.Warningf("warden: dismiss: %v", err)
+			reply("warden: warden's findings comment could not be updated, so nothing was dismissed; try again.")
+			return false
+		}
+		reply(fmt.Sprintf("Dismissed `%s` (%s) — %s. warden will not post this finding again on this pull request.",
+			e.ID(), report.Neutralize(e.Title, gh.RepoURL()), strings.TrimPrefix(dismissedText(ce.Comment.Author, cmd.Reason), "Dismissed ")))
+		return true
+	}
+	threads, err := gh.ReviewThreads(ctx, ce.PullRequest)
+	if err == nil {
+		for _, t := range threads {
+			if len(t.Fingerprint) >= 7 && "w"+t.Fingerprint[:7] == cmd.Target {
+				if err := gh.Reply(ghreport.Essential(ctx), ce.PullRequest, t.RootID, dismissedText(ce.Comment.Author, cmd.Reason)+". warden will not post this finding again on this pull request. "+ghreport.DismissedMarker(t.Fingerprint)); err != nil {
+					a.gha.Warningf("warden: dismiss: %v", err)
+					return false
+				}
+				reply(fmt.Sprintf("Dismissed `%s` (its review thread records it). warden will not post this finding again on this pull request.", cmd.Target))
+				return true
+			}
+		}
+	}
+	reply(fmt.Sprintf("warden: no finding `%s` on this pull request (the ids are in warden's findings comment). Nothing was dismissed.", cmd.Target))
 	return false
 }

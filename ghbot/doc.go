@@ -9,8 +9,12 @@
 //     runs that resume it. Before anything of an artifact is used, the run
 //     that made it is read back: a run that executed a fork's workflow
 //     file never feeds a privileged run.
-//   - The review state (state.go): what head the last review covered and
-//     whether it was complete, hidden in its check run's summary.
+//   - Commands on a fork's pull request (commands.go): the unprivileged
+//     run's record of a review-thread command, and what the privileged
+//     follow-up reads back: the comment id, everything else from GitHub.
+//   - The findings comment (ledger.go): the findings that could not be
+//     inline comments, in one conversation comment every run edits, with
+//     ids that /warden dismiss names; never posted again elsewhere.
 //
 // Everything it says to GitHub goes through report/github's Client (its
 // transport, retries, write budget and redaction). It imports review and

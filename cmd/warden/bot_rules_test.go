@@ -638,3 +638,133 @@ func TestLifeForkFollowUpRunsNothingOfTheFork(t *testing.T) {
 		t.Errorf("the fork's skill ran in the follow-up")
 	}
 }
+
+// manyFindings is a model that reports perAnswer findings per prompt on
+// the lines it may report on, titled by file and number, each with a
+// description of about 1,000 characters (what a careful reviewer writes;
+// 70 of them are more than one review body holds).
+func manyFindings(perAnswer int) func(fakeopenai.Request) fakeopenai.Answer {
+	return func(req fakeopenai.Request) fakeopenai.Answer {
+		sub := linesRE.FindStringSubmatch(req.Prompt())
+		start, _ := strconv.Atoi(sub[1])
+		end, _ := strconv.Atoi(sub[2])
+		findings := []map[string]any{}
+		for i := range perAnswer {
+			line := start + i%(end-start+1)
+			findings = append(findings, map[string]any{
+				"severity": "high", "title": fmt.Sprintf("Finding %d of %s", i, sub[3]),
+				"description": strings.Repeat("This needs a closer look because the value is not checked. ", 18),
+				"start_line":  line, "end_line": line, "suggestion": "", "confidence": 0.9,
+			})
+		}
+		b, _ := json.Marshal(map[string]any{"findings": findings})
+		return fakeopenai.Answer{Content: string(b)}
+	}
+}
+
+// TestLife120FindingsKeepTheirPlace: 120 findings on one pull request.
+// GitHub takes 50 inline comments in one review; the other 70 are kept in
+// one place, warden's findings comment, which later runs edit. An
+// unrelated push posts no new comment of any kind; a finding that lives
+// only in that comment is dismissed by a command naming its id, and stays
+// dismissed on the next push.
+func TestLife120FindingsKeepTheirPlace(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	files := map[string]string{}
+	for i := range 12 {
+		files[fmt.Sprintf("svc%02d/handler.go", i)] = "package svc\n\n" + numbered(12, "// handler")
+	}
+	h.commitHead(files)
+	h.event("opened", nil)
+	h.model.script.Default = manyFindings(10)
+	h.env["INPUT_MAX_FINDINGS"] = "0"
+	h.env["INPUT_FAIL_ON"] = "off"
+	h.env["INPUT_SKILLS"] = "code-review"
+	h.config("[filters]\nignore = [\"auth/**\", \"store/**\", \"README.md\"]\n")
+	res := h.runOnGitHub(context.Background(), prRun)
+	if res.code != exitOK {
+		t.Fatalf("first review: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	if n := atoi(t, h.outputs()["findings-count"]); n != 120 {
+		t.Fatalf("%d findings, want 120", n)
+	}
+	inline := len(h.gh.ReviewComments(testPR))
+	ledger := h.gh.IssueComments(testPR)
+	if inline != 50 || len(ledger) != 1 {
+		t.Fatalf("%d inline comments and %d conversation comments; want 50 and warden's one findings comment", inline, len(ledger))
+	}
+	body := ledger[0].Body
+	for _, want := range []string{"70 open findings", "/warden dismiss <id>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the findings comment does not say %q:\n%.1500s", want, body)
+		}
+	}
+
+	// An unrelated push (the README, which the configuration does not
+	// review): nothing new on the pull request.
+	push := func(path, content string) {
+		t.Helper()
+		before := h.pr.HeadSHA
+		h.commitHead(map[string]string{path: content})
+		h.pushEvent(before)
+		if res := h.runOnGitHub(context.Background(), prRun); res.code != exitOK {
+			t.Fatalf("push: exit %d; stderr:\n%s", res.code, res.stderr)
+		}
+	}
+	reviews := len(h.gh.Reviews(testPR))
+	push("README.md", "# widgets\n\nNotes.\n")
+	if got := len(h.gh.ReviewComments(testPR)); got != inline {
+		t.Errorf("the unrelated push posted %d new review comments", got-inline)
+	}
+	if got := h.gh.IssueComments(testPR); len(got) != 1 {
+		t.Errorf("the unrelated push added %d conversation comments", len(got)-1)
+	}
+	if got := len(h.gh.Reviews(testPR)); got != reviews {
+		t.Errorf("the unrelated push posted %d new reviews", got-reviews)
+	}
+
+	// Dismiss a finding that is only in the findings comment, by its id.
+	id, fp := ledgerEntry(t, h.gh.IssueComments(testPR)[0].Body)
+	cmdID := h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden dismiss " + id + " checked by the caller", User: "alice", Association: "OWNER"})
+	h.commentEvent(cmdID, "/warden dismiss "+id+" checked by the caller", "alice", "OWNER")
+	if res := h.runOnGitHub(context.Background(), commentRun); res.code != exitOK {
+		t.Fatalf("dismiss: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	cs := h.gh.IssueComments(testPR)
+	if reply := cs[len(cs)-1].Body; !strings.Contains(reply, "Dismissed `"+id+"`") {
+		t.Errorf("reply to the dismissal = %q", reply)
+	}
+	if !strings.Contains(cs[0].Body, "checked by the caller") {
+		t.Errorf("the findings comment does not show the dismissal:\n%.2000s", cs[0].Body)
+	}
+	push("README.md", "# widgets\n\nMore notes.\n")
+	cr := h.lastCheckRun()
+	if !strings.Contains(cr.Summary, "**Suppressed:** 1 finding dismissed") {
+		t.Errorf("the push's check run does not count the dismissed finding:\n%.800s", cr.Summary)
+	}
+	if strings.Contains(bodies(h.gh.ReviewComments(testPR)), fp) {
+		t.Errorf("the dismissed finding was posted inline")
+	}
+	if got := len(h.gh.ReviewComments(testPR)); got != inline {
+		t.Errorf("the push after the dismissal posted %d review comments", got-inline)
+	}
+	if got := h.gh.IssueComments(testPR); len(got) != 3 {
+		t.Errorf("%d conversation comments, want the findings comment, the command and its reply", len(got))
+	}
+}
+
+// ledgerEntryRE finds an entry of the findings comment: its id and its
+// finding's fingerprint (in the hidden state).
+var ledgerEntryRE = regexp.MustCompile("\\| `(w[0-9a-f]{7})` \\|")
+
+// ledgerEntry returns the first entry's id in the findings comment body
+// and the fingerprint it names.
+func ledgerEntry(t *testing.T, body string) (id, fp string) {
+	t.Helper()
+	m := ledgerEntryRE.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no entry in the findings comment:\n%.1500s", body)
+	}
+	return m[1], m[1][1:]
+}

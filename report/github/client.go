@@ -186,6 +186,10 @@ func New(cfg Config) (*Client, error) {
 // budget) and its errors must go through Fail before anyone sees them.
 func (c *Client) REST() (client *gh.Client, owner, repo string) { return c.gh, c.owner, c.repo }
 
+// RepoURL is the repository's web address (the server URL, owner and
+// name): the one host whose links neutralized text keeps.
+func (c *Client) RepoURL() string { return c.repoURL() }
+
 // Fail is c's error handling for a call made through REST: it wraps err
 // with op, classifies a write's 403 as ErrNoWriteAccess and removes the
 // token from everything the error can say. nil stays nil.

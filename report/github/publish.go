@@ -39,6 +39,11 @@ type Publisher struct {
 	Stale bool
 	// Summary renders the check run's summary (Markdown) of a report.
 	Summary func(*review.Report) (string, error)
+	// Posted and Overflow are the review's (ReviewOptions): the
+	// fingerprints warden's findings comment holds, and what keeps the
+	// findings that do not go inline.
+	Posted   map[string]int
+	Overflow func(ctx context.Context, fs []review.Finding) (string, error)
 	// Budget and Started set the publish deadline: what the review's budget
 	// has left after Started, and at least PublishFloor, even when the
 	// review was cancelled: what finished is still posted.
@@ -149,6 +154,8 @@ func (p *Publisher) postReview(ctx context.Context, r *review.Report, cancelled 
 		FailOn:   p.Thresholds.FailOn,
 		ReportOn: p.Thresholds.ReportOn,
 		Body:     Title(r, cancelled),
+		Posted:   p.Posted,
+		Overflow: p.Overflow,
 	})
 	switch {
 	case errors.Is(err, ErrNoWriteAccess):
@@ -160,8 +167,8 @@ func (p *Publisher) postReview(ctx context.Context, r *review.Report, cancelled 
 	case err != nil:
 		p.warn("warden: posting the review failed: %v", err)
 	case p.Log != nil:
-		fmt.Fprintf(p.Log, "warden: review posted: %d comments, %d already present, %d in the review body, %d left out of the body for length (they are in the check run), %d below report-on\n",
-			res.Posted, res.Duplicates, res.InBody, res.Omitted, res.Below)
+		fmt.Fprintf(p.Log, "warden: review posted: %d comments, %d already present, %d in the review body, %d left out of the body for length (they are in the check run), %d below report-on, %d in warden's findings comment\n",
+			res.Posted, res.Duplicates, res.InBody, res.Omitted, res.Below, res.Overflow)
 	}
 }
 

@@ -131,8 +131,11 @@ func Run(ctx context.Context, in Inputs, ev Event, svc Services) (Result, error)
 	if in.Mode == ModeReport {
 		return a.publishReport(ctx, ev)
 	}
-	if ev.Name == "workflow_run" {
+	switch ev.Name {
+	case "workflow_run":
 		return a.commandFollowUp(ctx, ev)
+	case "check_run":
+		return a.buttonPress(ctx, ev)
 	}
 	if isCommandEvent(ev.Name) {
 		return a.command(ctx, ev)
@@ -178,6 +181,9 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 	if a.in.Mode == ModeFull {
 		pub = a.publisher(pr.HeadSHA, pr.Number, budget)
 		pub.Begin(ctx)
+		if ghbot.ButtonWorks(pub.App()) {
+			pub.IncompleteActions = []ghreport.CheckAction{ghbot.ResumeAction}
+		}
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -216,6 +222,9 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 		pub.Thresholds, pub.Anchors = job.Thresholds, hunks.AnchorsOf(ch.Files)
 	}
 	notes := append(tc.notes(), bot.notes...)
+	if pub != nil && (!rep.Complete() || ctx.Err() != nil) {
+		notes = append(notes, resumeNote(pub))
+	}
 	var ledger *ghbot.Ledger
 	if pub != nil {
 		var more []string
@@ -361,7 +370,7 @@ func (a *runner) notReviewed(msg, outcome string, gate bool) (Result, error) {
 // on pull request number.
 func (a *runner) publisher(headSHA string, number int, budget time.Duration) *ghreport.Publisher {
 	return &ghreport.Publisher{
-		Client: a.svc.GitHub, CheckName: a.in.CheckName, HeadSHA: headSHA, PullRequest: number,
+		Client: a.svc.GitHub, CheckName: a.in.CheckName, HeadSHA: headSHA, PullRequest: number, ExternalID: ghbot.ExternalID(number),
 		IncompleteConclusion: a.in.IncompleteConclusion, RequestChanges: a.in.RequestChanges,
 		Budget: budget, Started: a.started,
 		Commands: a.svc.Stdout, Log: a.svc.Stderr, Warn: a.gha.Warningf,

@@ -15,6 +15,8 @@
 //   - The findings comment (ledger.go): the findings that could not be
 //     inline comments, in one conversation comment every run edits, with
 //     ids that /warden dismiss names; never posted again elsewhere.
+//   - The Resume review button (button.go): on an incomplete review's
+//     check run when a press can start a workflow, and the press's event.
 //
 // Everything it says to GitHub goes through report/github's Client (its
 // transport, retries, write budget and redaction). It imports review and

@@ -227,3 +227,28 @@ func TestParseRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestParseButtonPress reads GitHub's own check_run requested_action
+// example, and a fork's check run (no pull_requests) by its external id.
+func TestParseButtonPress(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "internal", "fakegithub", "testdata", "webhooks", "check_run", "07-requested_action.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := ParseButtonPress(raw)
+	want := ButtonPress{Identifier: "lgtm|26764", CheckName: "API Review", App: "electron-cation", PullRequest: 26764, Sender: "codebytere", SenderType: "User"}
+	if err != nil || !ok || !cmp.Equal(want, got) {
+		t.Errorf("ParseButtonPress(example) = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+	fork := []byte(`{"action":"requested_action","check_run":{"name":"warden","external_id":"warden:pr:7","pull_requests":[],"app":{"slug":"x"}},"requested_action":{"identifier":"warden-resume"},"sender":{"login":"alice","type":"User"}}`)
+	if got, ok, err := ParseButtonPress(fork); err != nil || !ok || got.PullRequest != 7 {
+		t.Errorf("a fork's check run: %+v, %v, %v; want pull request 7 from the external id", got, ok, err)
+	}
+	if _, ok, err := ParseButtonPress([]byte(`{"action":"completed"}`)); ok || err != nil {
+		t.Errorf("a completed event is a press: %v, %v", ok, err)
+	}
+	if _, _, err := ParseButtonPress([]byte(`{"action":"requested_action"}`)); err == nil {
+		t.Errorf("a press without its check run: no error")
+	}
+}

@@ -768,3 +768,82 @@ func ledgerEntry(t *testing.T, body string) (id, fp string) {
 	}
 	return m[1], m[1][1:]
 }
+
+// TestLifeResumeButton: an incomplete review's check run, created with a
+// GitHub App's token, carries the Resume review button. A press by a
+// login without write access does nothing but a reply saying so; a press
+// by one with write access resumes exactly like `/warden resume`: only
+// the unfinished items call the model, and the new check run says how
+// many came from earlier runs. With the workflow's own GITHUB_TOKEN there
+// is no button (GitHub would start no workflow for it), and the check run
+// says to comment `/warden resume` instead.
+func TestLifeResumeButton(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	h.config("[retry]\nmax_per_route = 0\nmax_per_item = 0\n")
+	tenFiles(h)
+	h.env["INPUT_GITHUB_TOKEN"] = fakegithub.AppToken
+	m := killFor(h, "pkg2/f.go", "pkg3/f.go")
+	if res := h.runOnGitHub(context.Background(), prRun); res.code > exitFindings {
+		t.Fatalf("first run: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	planned, k, _ := h.summaryOf()
+	cr := h.lastCheckRun()
+	if !strings.HasPrefix(cr.Title, "Partial: ") || len(cr.Actions) != 1 || cr.Actions[0].Label != "Resume review" || cr.ExternalID != "warden:pr:7" {
+		t.Fatalf("check run %q, actions %+v, external id %q; want a partial review with the Resume review button", cr.Title, cr.Actions, cr.ExternalID)
+	}
+	if !strings.Contains(cr.Summary, "press *Resume review* above") {
+		t.Errorf("the summary does not say how to resume:\n%.600s", cr.Summary)
+	}
+
+	press := func(login string) result {
+		t.Helper()
+		payload, triggers, ok := h.gh.RequestAction(cr.ID, "warden-resume", login)
+		if !ok || !triggers {
+			t.Fatalf("RequestAction = ok %v, starts workflows %v; want both", ok, triggers)
+		}
+		if err := os.WriteFile(h.env["GITHUB_EVENT_PATH"], payload, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		h.env["GITHUB_EVENT_NAME"] = "check_run"
+		return h.runOnGitHub(context.Background(), checkRunEvent)
+	}
+	m.dead.Store(false)
+	m.calls.Store(0)
+	h.gh.SetRole("bob", fakegithub.RoleTriage)
+	runs := len(h.gh.CheckRuns())
+	if res := press("bob"); res.code != exitOK {
+		t.Fatalf("bob's press: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	cs := h.gh.IssueComments(testPR)
+	if len(cs) == 0 || !strings.Contains(cs[len(cs)-1].Body, "@bob cannot resume the review with the *Resume review* button: it needs write access") {
+		t.Errorf("no reply to bob's press: %+v", cs)
+	}
+	if m.calls.Load() != 0 || len(h.gh.CheckRuns()) != runs {
+		t.Errorf("bob's press ran something: %d model calls, %d new check runs", m.calls.Load(), len(h.gh.CheckRuns())-runs)
+	}
+
+	h.gh.SetRole("alice", fakegithub.RoleMaintain)
+	if res := press("alice"); res.code != exitFindings {
+		t.Fatalf("alice's press: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	if got := m.calls.Load(); got != int64(planned-k) {
+		t.Errorf("the resume made %d model calls, want N − k = %d", got, planned-k)
+	}
+	last := h.lastCheckRun()
+	if !strings.HasPrefix(last.Title, "Complete") || len(last.Actions) != 0 || !strings.Contains(last.Summary, fmt.Sprintf("**%d from earlier runs:**", k)) {
+		t.Errorf("the resumed review's check run %q (actions %+v) does not say %d came from earlier runs:\n%.600s", last.Title, last.Actions, k, last.Summary)
+	}
+
+	// The workflow's own token: no button, and the summary says why.
+	h2 := newActionHarness(t, "high")
+	h2.config("[retry]\nmax_per_route = 0\nmax_per_item = 0\n")
+	killFor(h2, "store/query.go")
+	if res := h2.runOnGitHub(context.Background(), prRun); res.code > exitFindings {
+		t.Fatalf("GITHUB_TOKEN run: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	cr2 := h2.lastCheckRun()
+	if !strings.HasPrefix(cr2.Title, "Partial: ") || len(cr2.Actions) != 0 || !strings.Contains(cr2.Summary, "comment `/warden resume`") {
+		t.Errorf("with GITHUB_TOKEN: check run %q, actions %+v; want no button and the command named:\n%.600s", cr2.Title, cr2.Actions, cr2.Summary)
+	}
+}

@@ -328,3 +328,38 @@ func TestBlobStorageRefusesTokens(t *testing.T) {
 		t.Errorf("a bogus runtime token: %v, want 401 unauthenticated", err)
 	}
 }
+
+// TestRequestActionTriggers: a button press starts workflows only on a
+// check run that GitHub Actions' own token did not create.
+func TestRequestActionTriggers(t *testing.T) {
+	t.Parallel()
+	s, url := newServer(t)
+	body := map[string]any{"name": "warden", "head_sha": "head", "status": "completed", "conclusion": "neutral",
+		"actions": []map[string]any{{"label": "Resume review", "description": "Review only what was not finished", "identifier": "warden-resume"}},
+		"output":  map[string]any{"title": "Partial", "summary": "s"}}
+	for _, tt := range []struct {
+		token, app string
+		triggers   bool
+	}{{DefaultToken, AppActions, false}, {AppToken, AppSlug, true}} {
+		a, _, raw := do(t, "POST", url+"/repos/o/r/check-runs", tt.token, body)
+		var cr struct{ ID int64 }
+		json.Unmarshal(raw, &cr)
+		if a.Status != 201 {
+			t.Fatalf("create: %+v %s", a, raw)
+		}
+		c, _ := s.CheckRun(cr.ID)
+		payload, triggers, ok := s.RequestAction(cr.ID, "warden-resume", "alice")
+		if !ok || triggers != tt.triggers || c.App != tt.app || !bytes.Contains(payload, []byte(`"identifier":"warden-resume"`)) {
+			t.Errorf("token of %s: app %q, ok %v, starts workflows %v; want %v", tt.app, c.App, ok, triggers, tt.triggers)
+		}
+		if _, _, ok := s.RequestAction(cr.ID, "other", "alice"); ok {
+			t.Errorf("an identifier the check run has no button for was pressed")
+		}
+	}
+	lenient, lurl := newLenientServer(t)
+	body["actions"] = []map[string]any{{"label": "A label of more than twenty", "description": "d", "identifier": "i"}}
+	if a, _, _ := do(t, "POST", lurl+"/repos/o/r/check-runs", DefaultToken, body); a.Status != 422 {
+		t.Errorf("a label over 20 characters: %+v, want 422", a)
+	}
+	checkViolations(t, lenient, "maximum string length is 20")
+}

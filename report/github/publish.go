@@ -39,6 +39,13 @@ type Publisher struct {
 	Stale bool
 	// Summary renders the check run's summary (Markdown) of a report.
 	Summary func(*review.Report) (string, error)
+	// ExternalID is the check run's reference for the integrator (the
+	// pull request it reviews: GitHub gives a fork's check run no
+	// pull_requests).
+	ExternalID string
+	// IncompleteActions are the buttons an incomplete review's check run
+	// carries (the Resume review button); none on a complete one.
+	IncompleteActions []CheckAction
 	// Posted and Overflow are the review's (ReviewOptions): the
 	// fingerprints warden's findings comment holds, and what keeps the
 	// findings that do not go inline.
@@ -60,10 +67,16 @@ type Publisher struct {
 	Log      io.Writer
 
 	checkID   int64
+	app       string
 	began     bool
 	readOnly  bool
 	completed bool
 }
+
+// App is the GitHub App the check run belongs to (the token's:
+// "github-actions" for a workflow's GITHUB_TOKEN); "" before Begin or
+// when it could not be created.
+func (p *Publisher) App() string { return p.app }
 
 // PublishFloor is the least time publishing gets.
 const PublishFloor = time.Minute
@@ -76,7 +89,8 @@ func (p *Publisher) Begin(ctx context.Context) {
 		return
 	}
 	p.began = true
-	id, err := p.Client.CreateCheckRun(ctx, p.CheckName, p.HeadSHA)
+	id, app, err := p.Client.StartCheckRun(ctx, p.CheckName, p.HeadSHA, p.ExternalID)
+	p.app = app
 	switch {
 	case errors.Is(err, ErrNoWriteAccess):
 		p.readOnly = true
@@ -129,12 +143,16 @@ func (p *Publisher) Publish(ctx context.Context, r *review.Report) error {
 	if p.Stale {
 		title = StaleTitle(title)
 	}
-	p.Complete(ctx, CheckOutput{
+	out := CheckOutput{
 		Conclusion:  Conclusion(r, p.Thresholds.FailOn, p.IncompleteConclusion, cancelled),
 		Title:       title,
 		Summary:     summary,
 		Annotations: p.Thresholds.Shown(r.Findings),
-	})
+	}
+	if !r.Complete() || cancelled {
+		out.Actions = p.IncompleteActions
+	}
+	p.Complete(ctx, out)
 	if p.readOnly {
 		written, dropped := WriteAnnotations(p.Commands, r.Findings, p.Thresholds.ReportOn)
 		if dropped > 0 {

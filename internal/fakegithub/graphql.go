@@ -147,7 +147,16 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request, access accessLe
 			return
 		}
 	}
-	x := &gqlExec{s: s, schema: schema, vars: vars, write: access == readWrite, doc: doc}
+	if !s.gqlPermitted(r.Header.Get("Authorization"), op.Operation == ast.Mutation) {
+		if op.Operation == ast.Mutation {
+			writeJSON(w, http.StatusOK, map[string]any{"data": nil, "errors": []map[string]any{{"type": gqlForbidden, "message": MsgNoWriteAccess}}})
+			return
+		}
+		writeJSON(w, http.StatusForbidden, map[string]any{"message": MsgNoWriteAccess, "documentation_url": "https://docs.github.com/graphql"})
+		return
+	}
+	write := access == readWrite && s.gqlPermitted(r.Header.Get("Authorization"), true)
+	x := &gqlExec{s: s, schema: schema, vars: vars, write: write, doc: doc}
 	root := x.query()
 	if op.Operation == ast.Mutation {
 		root = x.mutation()

@@ -129,6 +129,8 @@ type Server struct {
 	contents map[string]map[string]string
 	// threads holds review-thread state by the thread's first comment.
 	threads map[int64]*threadState
+	// scoped are the tokens GrantToken minted, with their permissions.
+	scoped map[string]Permissions
 	// roles are the logins' repository roles (SetRole).
 	roles    map[string]string
 	faults   map[string][]*Fault
@@ -423,6 +425,9 @@ func (s *Server) guard(route string, write bool, h http.HandlerFunc) http.Handle
 			s.errorJSON(w, r, http.StatusForbidden, MsgNoWriteAccess, nil, docsURL(route))
 			return
 		}
+		if s.scopedDenied(w, r, route) {
+			return
+		}
 		if contentCreating[route] && s.overContentLimit() {
 			s.secondaryLimited(w, r)
 			return
@@ -449,6 +454,12 @@ func (s *Server) access(auth string) accessLevel {
 		return readWrite
 	case s.ReadOnlyToken:
 		return readOnly
+	}
+	s.mu.Lock()
+	_, scoped := s.scoped[tok]
+	s.mu.Unlock()
+	if scoped {
+		return readWrite // what each route may do is permitted's
 	}
 	return noAccess
 }

@@ -114,6 +114,9 @@ type runner struct {
 	svc     Services
 	gha     *githubactions.Action
 	started time.Time
+	// app is the GitHub App the check run belongs to (the token's), once
+	// created: the app whose check runs' review state counts.
+	app string
 }
 
 // Run is the Action: in mode full (the default) it reviews the pull
@@ -181,6 +184,7 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 	if a.in.Mode == ModeFull {
 		pub = a.publisher(pr.HeadSHA, pr.Number, budget)
 		pub.Begin(ctx)
+		a.app = pub.App()
 		if ghbot.ButtonWorks(pub.App()) {
 			pub.IncompleteActions = []ghreport.CheckAction{ghbot.ResumeAction}
 		}

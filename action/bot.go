@@ -132,7 +132,7 @@ func (a *runner) incremental(ctx context.Context, ev Event, pr *PullRequest) (fu
 	if json.Unmarshal(ev.Data, &e) != nil || e.Action != "synchronize" || !gitrepo.IsSHA(e.Before) {
 		return nil, nil
 	}
-	state, ok, err := a.svc.GitHub.LastReviewState(ctx, a.in.CheckName, e.Before)
+	state, ok, err := ghbot.LastReviewState(ctx, a.svc.GitHub, a.in.CheckName, e.Before, a.app)
 	if err != nil {
 		a.gha.Warningf("warden: reading the last review's state: %v; reviewing the whole change", err)
 		return nil, nil
@@ -288,7 +288,7 @@ func (a *runner) changedSince(ctx context.Context, since, head string) func(path
 }
 
 // withState ends the summary with the hidden record of what this run
-// reviewed (ghreport.StateMarker), which the next push's run reads from
+// reviewed (ghbot.StateMarker), which the next push's run reads from
 // the check run; record is false for runs that publish no check run.
 func withState(ctx context.Context, summary func(*review.Report) (string, error), head string, record bool) func(*review.Report) (string, error) {
 	if !record {
@@ -299,6 +299,6 @@ func withState(ctx context.Context, summary func(*review.Report) (string, error)
 		if err != nil {
 			return "", err
 		}
-		return text + "\n" + ghreport.StateMarker(ghreport.ReviewState{Head: head, Complete: r.Complete() && ctx.Err() == nil}) + "\n", nil
+		return text + "\n" + ghbot.StateMarker(ghbot.ReviewState{Head: head, Complete: r.Complete() && ctx.Err() == nil}) + "\n", nil
 	}
 }

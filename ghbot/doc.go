@@ -9,6 +9,10 @@
 //     runs that resume it. Before anything of an artifact is used, the run
 //     that made it is read back: a run that executed a fork's workflow
 //     file never feeds a privileged run.
+//   - The review state (state.go, moved here from report/github, which
+//     renders reports: this is read back by the next run, not by people):
+//     what head the last review covered and whether it was complete,
+//     hidden in its check run's summary.
 //   - Commands on a fork's pull request (commands.go): the unprivileged
 //     run's record of a review-thread command, and what the privileged
 //     follow-up reads back: the comment id, everything else from GitHub.
@@ -19,7 +23,7 @@
 //     check run when a press can start a workflow, and the press's event.
 //
 // Everything it says to GitHub goes through report/github's Client (its
-// transport, retries, write budget and redaction). It imports review and
-// report/github; it must not import action, cmd/warden, execution or
-// go-openai, and never reads the environment.
+// transport, retries, write budget and redaction). It imports review,
+// report and report/github; it must not import action, cmd/warden,
+// execution or go-openai, and never reads the environment.
 package ghbot

@@ -88,22 +88,28 @@ func TestBotEditedLineResolvesThread(t *testing.T) {
 	if res := h.run(context.Background()); res.code > exitFindings {
 		t.Fatalf("push: exit %d; stderr:\n%s", res.code, res.stderr)
 	}
-	if ok, by := h.gh.ThreadResolved(fixed.ID); !ok || by != "github-actions[bot]" {
-		t.Errorf("the fixed line's thread: resolved %v by %q; want resolved by warden", ok, by)
-	}
-	var reply bool
-	for _, c := range h.gh.ReviewComments(testPR) {
-		reply = reply || (c.InReplyTo == fixed.ID && strings.HasPrefix(c.Body, "Fixed in "+h.pr.HeadSHA[:7]))
-	}
-	if !reply {
-		t.Errorf("no reply naming the commit on the fixed thread")
-	}
+	h.checkFixed(fixed.ID)
 	if ok, _ := h.gh.ThreadResolved(moved.ID); ok {
 		t.Errorf("the thread of a finding the push only moved was resolved")
 	}
 	if n := countComments(h.gh.ReviewComments(testPR), "BUG two"); n != 1 {
 		t.Errorf("the moved finding has %d comments, want its first one only", n)
 	}
+}
+
+// checkFixed fails the test unless warden resolved the thread of review
+// comment root with a reply naming the head.
+func (h *actionHarness) checkFixed(root int64) {
+	h.t.Helper()
+	if ok, by := h.gh.ThreadResolved(root); !ok || by != "github-actions[bot]" {
+		h.t.Errorf("the fixed finding's thread: resolved %v by %q; want resolved by warden", ok, by)
+	}
+	for _, c := range h.gh.ReviewComments(testPR) {
+		if c.InReplyTo == root && strings.HasPrefix(c.Body, "Fixed in "+h.pr.HeadSHA[:7]) {
+			return
+		}
+	}
+	h.t.Errorf("no reply naming the commit on the fixed thread")
 }
 
 // countComments counts the top-level review comments whose body contains

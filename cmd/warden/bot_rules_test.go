@@ -853,3 +853,27 @@ func TestLifeResumeButton(t *testing.T) {
 		t.Errorf("with GITHUB_TOKEN: check run %q, actions %+v; want no button and the command named:\n%.600s", cr2.Title, cr2.Actions, cr2.Summary)
 	}
 }
+
+// TestLifeWithoutActionsRead: a workflow whose permissions leave out
+// "actions: read" cannot read earlier runs' artifacts; warden says so (a
+// warning naming the permission), calls the model for everything, and
+// still saves its own answers for runs that may read them.
+func TestLifeWithoutActionsRead(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	h.env["INPUT_GITHUB_TOKEN"] = h.gh.GrantToken(fakegithub.Permissions{"contents": "read", "pull-requests": "write", "checks": "write"}, false)
+	if res := h.runOnGitHub(context.Background(), prRun); res.code != exitFindings {
+		t.Fatalf("first run: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	calls := h.model.calls()
+	res := h.runOnGitHub(context.Background(), prRun)
+	if res.code != exitFindings || !strings.Contains(res.stdout, `::warning::warden: earlier runs' answers not read`) || !strings.Contains(res.stdout, "actions: read") {
+		t.Errorf("exit %d; want a warning naming actions: read; stdout:\n%s", res.code, res.stdout)
+	}
+	if h.model.calls()-calls != calls {
+		t.Errorf("the second run made %d calls, want all %d again (nothing could be read)", h.model.calls()-calls, calls)
+	}
+	if n := len(h.gh.Artifacts()); n != 2 {
+		t.Errorf("%d artifacts saved, want one a run", n)
+	}
+}

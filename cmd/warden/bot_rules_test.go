@@ -304,11 +304,12 @@ func TestLifeForkStateNeverFeedsPrivilegedRun(t *testing.T) {
 		t.Errorf("the fork's run saves as %q, want its own domain's name", out["results-artifact"])
 	}
 	// The fork's workflow also uploads, under the privileged name, the
-	// trusted domain's entries its run computed (no secret: unsigned).
+	// trusted domain's entries its run computed (signed with a guess at
+	// the secret: it has none).
 	forger := h.gh.StartRun(forkPRRun)
 	forged := t.TempDir()
 	h.env["WARDEN_RESULTS_CACHE_DIR"] = forged
-	h.env["INPUT_RESULTS_CACHE_SECRET"] = ""
+	h.env["INPUT_RESULTS_CACHE_SECRET"] = "a-guess-at-the-secret"
 	h.env["GITHUB_EVENT_NAME"] = "pull_request_target" // what the privileged run would compute
 	h.run(context.Background())
 	c := &fakegithub.RuntimeClient{ResultsURL: fakegithub.ResultsURL(h.env["GITHUB_API_URL"]), Token: forger.RuntimeToken}
@@ -317,6 +318,7 @@ func TestLifeForkStateNeverFeedsPrivilegedRun(t *testing.T) {
 	}
 
 	h.env["WARDEN_API_KEY"] = key
+	h.env["INPUT_RESULTS_CACHE_SECRET"] = ""
 	before := h.model.calls()
 	id := h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden resume", User: "alice", Association: "MEMBER"})
 	h.commentEvent(id, "/warden resume", "alice", "MEMBER")

@@ -181,15 +181,7 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 	budget := cmp.Or(a.in.Budget, tc.cfg.Budget)
 	// The check run, created first and completed whatever happens next.
 	// analyze publishes nothing: no check run, no review, no annotations.
-	var pub *ghreport.Publisher
-	if a.in.Mode == ModeFull {
-		pub = a.publisher(pr.HeadSHA, pr.Number, budget)
-		pub.Begin(ctx)
-		a.app = pub.App()
-		if ghbot.ButtonWorks(pub.App()) {
-			pub.IncompleteActions = []ghreport.CheckAction{ghbot.ResumeAction}
-		}
-	}
+	pub := a.begin(ctx, pr, budget)
 	defer func() {
 		if v := recover(); v != nil {
 			a.complete(ctx, pub, ghreport.InternalErrorOutput())
@@ -233,7 +225,30 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 	if pub != nil {
 		pub.Thresholds, pub.Anchors = job.Thresholds, hunks.AnchorsOf(ch.Files)
 	}
-	notes := append(tc.notes(), bot.notes...)
+	return a.finish(ctx, rep, pub, pr, append(tc.notes(), bot.notes...), job)
+}
+
+// begin creates the check run in progress (mode full; analyze publishes
+// nothing) and returns its publisher, with the Resume review button for
+// an incomplete review when a press can start a workflow; nil in analyze.
+func (a *runner) begin(ctx context.Context, pr *PullRequest, budget time.Duration) *ghreport.Publisher {
+	if a.in.Mode != ModeFull {
+		return nil
+	}
+	pub := a.publisher(pr.HeadSHA, pr.Number, budget)
+	pub.Begin(ctx)
+	a.app = pub.App()
+	if ghbot.ButtonWorks(pub.App()) {
+		pub.IncompleteActions = []ghreport.CheckAction{ghbot.ResumeAction}
+	}
+	return pub
+}
+
+// finish follows up on the pull request (threads, warden's findings
+// comment) and publishes the review: the notes, then how to resume an
+// incomplete one; the findings comment is saved after the review, for
+// what the follow-up changed when no finding went to it.
+func (a *runner) finish(ctx context.Context, rep *review.Report, pub *ghreport.Publisher, pr *PullRequest, notes []string, job *Job) (Result, error) {
 	if pub != nil && (!rep.Complete() || ctx.Err() != nil) {
 		notes = append(notes, resumeNote(pub))
 	}
@@ -246,10 +261,8 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 			pub.Posted, pub.Overflow = ledger.Posted(), ledger.Overflow(pr.HeadSHA)
 		}
 	}
-	res, err = a.publishReview(ctx, rep, pub, pr, notes, job)
+	res, err := a.publishReview(ctx, rep, pub, pr, notes, job)
 	if ledger != nil {
-		// What the follow-up changed (fixed, reopened) when no finding
-		// went to the ledger this time.
 		if serr := ledger.Save(context.WithoutCancel(ctx), pr.HeadSHA); serr != nil {
 			a.gha.Warningf("warden: updating warden's findings comment: %v", serr)
 		}

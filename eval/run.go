@@ -64,6 +64,9 @@ type CaseInfo struct {
 	Synthetic bool   `json:"synthetic"`
 	Changed   int    `json:"changed_lines"`
 	Known     int    `json:"known_findings"`
+	// A pointer case's repository and reviewed commit.
+	Repository string `json:"repository,omitempty"`
+	Commit     string `json:"commit,omitempty"`
 }
 
 // Score is one skill on one route over the corpus. The counts are the
@@ -134,7 +137,7 @@ func Run(ctx context.Context, cases []*Case, opts Options) (*Result, error) {
 	res := &Result{Schema: Schema, Mode: tape.mode, Synthetic: true, Producers: []string{}, Cases: []CaseInfo{}, Scores: []Score{}}
 	for _, c := range cases {
 		res.Synthetic = res.Synthetic && c.Meta.Synthetic
-		res.Cases = append(res.Cases, CaseInfo{Name: c.Name, Clean: c.Clean(), Synthetic: c.Meta.Synthetic, Changed: c.Changed, Known: len(c.Meta.Findings)})
+		res.Cases = append(res.Cases, caseInfo(c))
 	}
 	for _, rt := range opts.Routes {
 		rt.Provider = tape.Wrap(rt)
@@ -157,6 +160,14 @@ func Run(ctx context.Context, cases []*Case, opts Options) (*Result, error) {
 	}
 	res.Producers = append(res.Producers, tape.Producers()...)
 	return res, nil
+}
+
+func caseInfo(c *Case) CaseInfo {
+	ci := CaseInfo{Name: c.Name, Clean: c.Clean(), Synthetic: c.Meta.Synthetic, Changed: c.Changed, Known: len(c.Meta.Findings)}
+	if c.Pointer != nil {
+		ci.Repository, ci.Commit = c.Pointer.Repository, c.Pointer.Commit
+	}
+	return ci
 }
 
 // runCase reviews case c with skill sk on route rt and adds it to s.

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +18,8 @@ import (
 // the baseline, the skills and the recording are, and the configuration's
 // part of a review's setup.
 type Config struct {
-	Corpus   []string // case directories, or directories of cases
+	Corpus   []string // case directories, directories of cases, or pointer corpus files
+	Sources  Sources  // where pointer cases are fetched and kept
 	Baseline string   // a JSON result (WriteJSON) to compare with; "" for none
 	Skills   fs.FS    // the repository root whose skills are scored, with the built-ins
 	Only     []string // score only these skills; none: every configured one
@@ -39,10 +41,11 @@ type Prepared struct {
 	Baseline *Result // nil when Config.Baseline is ""
 }
 
-// Prepare loads the corpus, the baseline and the skills, in that order;
-// the first problem is the error.
-func Prepare(c Config) (*Prepared, error) {
-	cases, err := LoadCorpus(c.Corpus)
+// Prepare loads the corpus (fetching the commits of pointer cases not in
+// the cache), the baseline and the skills, in that order; the first
+// problem is the error.
+func Prepare(ctx context.Context, c Config) (*Prepared, error) {
+	cases, err := c.Sources.Load(ctx, c.Corpus)
 	if err != nil {
 		return nil, err
 	}

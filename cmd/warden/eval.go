@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/org/warden/cli"
+	"github.com/org/warden/config"
 	"github.com/org/warden/eval"
 )
 
@@ -20,8 +24,11 @@ func runEval(ctx context.Context, e *env, o *cli.Eval) (int, error) {
 		return exitUsage, err
 	}
 	ec := evalConfig(e, o, cfg)
-	prep, err := eval.Prepare(ec)
+	prep, err := eval.Prepare(ctx, ec)
 	if err != nil {
+		if ctx.Err() != nil {
+			return exitInterrupted, errInterrupted
+		}
 		return exitUsage, &usageError{err}
 	}
 	e.warnUnloaded(prep.Unused)
@@ -67,8 +74,39 @@ func evalConfig(e *env, o *cli.Eval, cfg *fileConfig) eval.Config {
 		o.Corpus[i] = abs(p)
 	}
 	ec := eval.Config{Corpus: o.Corpus, Baseline: abs(o.Baseline), Skills: os.DirFS(cmp.Or(abs(o.SkillsDir), e.root, e.dir)), Only: o.Skills,
-		Setup: cfg.Setup(), Context: cfg.ContextOptions(nil), Replay: abs(o.Replay), Record: abs(o.Record), Logger: e.logger(o.Verbose)}
+		Setup: cfg.Setup(), Context: cfg.ContextOptions(nil), Replay: abs(o.Replay), Record: abs(o.Record), Logger: e.logger(o.Verbose),
+		Sources: eval.Sources{Cache: config.EvalCacheDir(e.getenv), GitEnv: gitEnv(e.getenv),
+			Progress: func(msg string) { fmt.Fprintf(e.stderr, "warden: eval: %s\n", msg) }}}
 	return ec
+}
+
+// gitConfigVars are the variables git reads its configuration from.
+var gitConfigVars = []string{"HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"}
+
+// gitEnv is the environment of the git that fetches pointer corpora: the
+// process's, with the variables git reads its configuration from as getenv
+// gives them, so that the user's url.<base>.insteadOf (a local mirror,
+// offline) applies as it does to their own git, and a test can give git a
+// configuration of its own.
+func gitEnv(getenv func(string) string) []string {
+	names := slices.Clone(gitConfigVars)
+	n, _ := strconv.Atoi(getenv("GIT_CONFIG_COUNT"))
+	for i := range max(n, 0) {
+		names = append(names, fmt.Sprintf("GIT_CONFIG_KEY_%d", i), fmt.Sprintf("GIT_CONFIG_VALUE_%d", i))
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, k) && !strings.HasPrefix(k, "GIT_CONFIG_KEY_") && !strings.HasPrefix(k, "GIT_CONFIG_VALUE_") {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range names {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 func writeEval(e *env, o *cli.Eval, res *eval.Result, c *eval.Comparison) error {

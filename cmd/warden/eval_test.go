@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/org/warden/internal/evalmodel"
+	"github.com/org/warden/internal/testgit"
 )
 
 // shippedEval is the synthetic mechanics corpus, its skill and its
@@ -118,5 +120,62 @@ func TestEvalBadInput(t *testing.T) {
 		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 3 {
 			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", tt.name, r.code, r.stderr, tt.want)
 		}
+	}
+}
+
+// TestEvalPointerCorpus: a pointer corpus whose repository URL git maps
+// to a local bare repository through url.<base>.insteadOf in git's own
+// configuration (GIT_CONFIG_GLOBAL, given to git only): warden eval
+// fetches and materialises every case, records against the scripted
+// reviewer, and two replays print the same scores; a commit the
+// repository lacks is exit 2 naming the case and the commit.
+func TestEvalPointerCorpus(t *testing.T) {
+	t.Parallel()
+	r := testgit.New(t)
+	r.Write("stats/sum.go", "package stats\n\nfunc Sum(xs []int) int {\n\ts := 0\n\tfor _, x := range xs {\n\t\ts += x\n\t}\n\treturn s\n}\n")
+	base := r.Commit("sum")
+	r.Write("stats/sum.go", "package stats\n\nfunc Sum(xs []int) int {\n\ts := 0\n\tfor i := 0; i <= len(xs); i++ {\n\t\ts += xs[i]\n\t}\n\treturn s\n}\n")
+	intro := r.Commit("index")
+	r.Write("stats/sum.go", "package stats\n\nfunc Sum(xs []int) int {\n\ts := 0\n\tfor i := 0; i < len(xs); i++ {\n\t\ts += xs[i]\n\t}\n\treturn s\n}\n")
+	fix := r.Commit("bound")
+	const url = "https://git.example.invalid/acme/stats.git"
+	gitEnv := testgit.InsteadOf(t, map[string]string{url: r.Bare()}, "")
+	dir := t.TempDir()
+	corpus := fmt.Sprintf("[[cases]]\nname = \"loop\"\nrepository = %q\nlicense = \"MIT\"\nlanguage = \"go\"\ncommit = %q\nparent = %q\nfix = %q\n"+
+		"description = \"the index loop reads one element past the end\"\n[[cases.findings]]\npath = \"stats/sum.go\"\nstart_line = 5\nend_line = 6\ncategory = \"bug\"\nseverity = \"high\"\n",
+		url, intro, base, fix)
+	if err := os.WriteFile(filepath.Join(dir, "acme.toml"), []byte(corpus), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := strings.Replace(corpus, fix, strings.Repeat("0", 40), 1)
+	if err := os.WriteFile(filepath.Join(dir, "missing.toml"), []byte(missing), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(evalmodel.New())
+	defer srv.Close()
+	cfg := "[[routes]]\nname = \"scripted\"\nbase_url = \"" + srv.URL + "/v1\"\nmodel = \"scripted-reviewer\"\napi_key_env = \"EVAL_KEY\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"EVAL_KEY": "sk-eval", "WARDEN_EVAL_CACHE_DIR": filepath.Join(dir, "cache")}
+	for _, kv := range gitEnv {
+		if k, v, _ := strings.Cut(kv, "="); k == "GIT_CONFIG_GLOBAL" || k == "GIT_CONFIG_NOSYSTEM" || k == "HOME" {
+			env[k] = v
+		}
+	}
+	skills := []string{"--skills", shippedEval, "--skill", "synthetic-bugs"}
+	rec := runWarden(t, dir, env, "", append(append([]string{"eval"}, skills...), "--record", "rec", "acme.toml")...)
+	if rec.code != exitOK || !strings.Contains(rec.stderr, "warden: eval: case acme/loop: fetched 3 commits from "+url) || !strings.Contains(rec.stdout, "recall 100% (1/1)") {
+		t.Fatalf("record: exit %d\n%s%s", rec.code, rec.stdout, rec.stderr)
+	}
+	srv.Close()
+	args := append(append([]string{"eval"}, skills...), "--replay", "rec", "--format", "json", "acme.toml")
+	first, second := runWarden(t, dir, env, "", args...), runWarden(t, dir, env, "", args...)
+	if first.code != exitOK || first.stdout != second.stdout || first.stderr != "" || !strings.Contains(first.stdout, `"commit": "`+intro+`"`) {
+		t.Errorf("replays: exit %d, %d; stderr %q; same output %v\n%s", first.code, second.code, first.stderr, first.stdout == second.stdout, first.stdout)
+	}
+	bad := runWarden(t, dir, env, "", append(append([]string{"eval"}, skills...), "--replay", "rec", "missing.toml")...)
+	if bad.code != exitUsage || !strings.Contains(bad.stderr, "case missing/loop: fix "+strings.Repeat("0", 40)+" is not in "+url) {
+		t.Errorf("a missing commit: exit %d, stderr %q; want 2 naming the case and the commit", bad.code, bad.stderr)
 	}
 }

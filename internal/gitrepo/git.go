@@ -67,8 +67,17 @@ var DiffArgs = []string{
 }
 
 func command(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	return commandEnv(ctx, nil, dir, args...)
+}
+
+// commandEnv is git in dir with env as its environment (nil: the
+// process's), its pager and language fixed.
+func commandEnv(ctx context.Context, env []string, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_PAGER=cat", "LC_ALL=C")
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(env[:len(env):len(env)], "GIT_PAGER=cat", "LC_ALL=C")
 	return cmd
 }
 
@@ -85,9 +94,16 @@ func TopLevel(ctx context.Context, dir string) string {
 // Output runs git in dir and returns its standard output; a failure names
 // the command and quotes git's own message.
 func Output(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return OutputEnv(ctx, nil, dir, args...)
+}
+
+// OutputEnv is Output with env as git's whole environment (nil: the
+// process's): a caller that is given its environment, such as `warden
+// eval` fetching a corpus with the user's git configuration, passes it.
+func OutputEnv(ctx context.Context, env []string, dir string, args ...string) ([]byte, error) {
 	var stderr bytes.Buffer
 	stdout := &cappedBuffer{limit: MaxOutput}
-	cmd := command(ctx, dir, args...)
+	cmd := commandEnv(ctx, env, dir, args...)
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	err := cmd.Run()
 	if stdout.over {

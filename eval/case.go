@@ -49,6 +49,9 @@ type Known struct {
 	EndLine   int    `toml:"end_line" json:"end_line"`
 	Category  string `toml:"category" json:"category"`
 	Severity  string `toml:"severity" json:"severity"`
+	// Fix is, in a pointer corpus, the commit that fixed this finding
+	// when it is not the case's fix.
+	Fix string `toml:"fix" json:"fix,omitempty"`
 }
 
 // Region is a range of new-side lines of one file.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -125,18 +126,23 @@ func (p *Pointer) check() error {
 			return fmt.Errorf("%s %q: want a full 40-character commit id in lower-case hex", f.key, f.sha)
 		}
 	}
+	for i, k := range p.Findings {
+		if k.Fix != "" && !fullSHA.MatchString(k.Fix) {
+			return fmt.Errorf("findings[%d]: fix %q: want a full 40-character commit id in lower-case hex", i, k.Fix)
+		}
+	}
 	return p.checkLabels()
 }
 
 // checkLabels is what a pointer's findings and clean regions must say.
 func (p *Pointer) checkLabels() error {
-	switch {
-	case len(p.Findings) > 0 && p.Fix == "":
-		return errors.New("a case with findings names the commit that fixed them (fix)")
-	case len(p.Findings) == 0 && p.Fix != "":
+	if len(p.Findings) == 0 && p.Fix != "" {
 		return errors.New("fix is named but no finding: label what it fixed, or drop fix for a clean case")
 	}
 	for i, k := range p.Findings {
+		if p.Fix == "" && k.Fix == "" {
+			return fmt.Errorf("findings[%d]: name the commit that fixed it (the case's fix, or the finding's own)", i)
+		}
 		if k.Path == "" || k.StartLine < 1 || k.EndLine < k.StartLine {
 			return fmt.Errorf("findings[%d]: want a path and lines start_line ≤ end_line from 1", i)
 		}
@@ -206,7 +212,7 @@ func (s Sources) Materialize(ctx context.Context, p Pointer, name string) (*Case
 	}
 	meta := Meta{
 		Description: p.Description,
-		Provenance:  fmt.Sprintf("%s commit %s (parent %s)%s", p.Repository, p.Commit, p.Parent, fixedBy(p.Fix)),
+		Provenance:  fmt.Sprintf("%s commit %s (parent %s)%s", p.Repository, p.Commit, p.Parent, fixedBy(p.Fixes())),
 		License:     p.License, Language: p.Language, Findings: p.Findings, Clean: p.Clean,
 	}
 	c, err := loadCase(dir, meta)
@@ -217,11 +223,11 @@ func (s Sources) Materialize(ctx context.Context, p Pointer, name string) (*Case
 	return c, nil
 }
 
-func fixedBy(fix string) string {
-	if fix == "" {
+func fixedBy(fixes []string) string {
+	if len(fixes) == 0 {
 		return ""
 	}
-	return ", fixed by " + fix
+	return ", fixed by " + strings.Join(fixes, ", ")
 }
 
 func shortHash(s string) string {
@@ -244,13 +250,34 @@ func (s Sources) repo(ctx context.Context, url string) (string, error) {
 	return dir, nil
 }
 
-// roles are a pointer's commits by what they are.
+// roles are a pointer's commits by what they are: the change, its parent
+// and each fix, once.
 func (p Pointer) roles() [][2]string {
 	r := [][2]string{{"commit", p.Commit}, {"parent", p.Parent}}
-	if p.Fix != "" {
-		r = append(r, [2]string{"fix", p.Fix})
+	for _, fix := range p.Fixes() {
+		r = append(r, [2]string{"fix", fix})
 	}
 	return r
+}
+
+// Fixes are the commits that fixed the case's findings, each once, the
+// case's own first.
+func (p Pointer) Fixes() []string {
+	var out []string
+	for _, fix := range append([]string{p.Fix}, fixesOf(p.Findings)...) {
+		if fix != "" && !slices.Contains(out, fix) {
+			out = append(out, fix)
+		}
+	}
+	return out
+}
+
+func fixesOf(ks []Known) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = k.Fix
+	}
+	return out
 }
 
 // fetch brings p's commits into the cache's repository of p.Repository,

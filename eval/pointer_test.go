@@ -188,7 +188,7 @@ func TestPointerErrors(t *testing.T) {
 		{"missing commit", pointer(missing, u.base, u.fix), []string{"case acme/bad", "commit " + missing}},
 		{"wrong parent", pointer(u.fix, u.base, u.fix), []string{"case acme/bad", "parent " + u.base + " is not the first parent of commit " + u.fix}},
 		{"short id", pointer(u.intro[:12], u.base, u.fix), []string{"cases[2] (bad)", "commit \"" + u.intro[:12] + "\": want a full 40-character commit id"}},
-		{"no fix", strings.Replace(pointer(u.intro, u.base, u.fix), "fix = \""+u.fix+"\"\n", "", 1), []string{"cases[2] (bad)", "names the commit that fixed them"}},
+		{"no fix", strings.Replace(pointer(u.intro, u.base, u.fix), "fix = \""+u.fix+"\"\n", "", 1), []string{"cases[2] (bad)", "findings[0]: name the commit that fixed it"}},
 		{"bad severity", strings.Replace(pointer(u.intro, u.base, u.fix), "\"high\"", "\"grave\"", 1), []string{"cases[2] (bad)", "findings[0]"}},
 		{"unknown key", "\n[[cases]]\nname = \"bad\"\nsha = \"x\"\n", []string{"acme.toml:", "cases.sha: unknown key"}},
 		{"twice", strings.Replace(pointer(u.intro, u.base, u.fix), "\"bad\"", "\"mean\"", 1), []string{"case mean is named twice"}},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -178,4 +179,46 @@ func TestEvalPointerCorpus(t *testing.T) {
 	if bad.code != exitUsage || !strings.Contains(bad.stderr, "case missing/loop: fix "+strings.Repeat("0", 40)+" is not in "+url) {
 		t.Errorf("a missing commit: exit %d, stderr %q; want 2 naming the case and the commit", bad.code, bad.stderr)
 	}
+}
+
+// TestEvalPublicCorpus runs `warden eval` over the shipped corpus of
+// public changes as a user would, with git's own configuration (set
+// GIT_CONFIG_GLOBAL to a file of url.<base>.insteadOf lines for local
+// mirrors): every case is fetched and materialised, a recording against
+// the scripted test reviewer over loopback, then two replays print the
+// same scores. It reaches the corpus's repositories, so it runs only from
+// scripts/check-eval-corpus.sh.
+func TestEvalPublicCorpus(t *testing.T) {
+	if os.Getenv("WARDEN_EVAL_PUBLIC_CORPUS") == "" {
+		t.Skip("reaches the corpus's repositories: run scripts/check-eval-corpus.sh")
+	}
+	srv := httptest.NewServer(evalmodel.New())
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := "[[routes]]\nname = \"scripted\"\nbase_url = \"" + srv.URL + "/v1\"\nmodel = \"scripted-reviewer\"\napi_key_env = \"EVAL_KEY\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"EVAL_KEY": "sk-eval", "WARDEN_EVAL_CACHE_DIR": cmp.Or(os.Getenv("WARDEN_EVAL_CACHE_DIR"), filepath.Join(dir, "cache"))}
+	for _, k := range gitConfigVars {
+		if v := os.Getenv(k); v != "" {
+			env[k] = v
+		}
+	}
+	corpus, _ := filepath.Abs("../../eval/corpus/public.toml")
+	args := []string{"eval", "--skills", shippedEval, "--skill", "synthetic-bugs"}
+	rec := runWarden(t, dir, env, "", append(args, "--record", "rec", corpus)...)
+	if rec.code != exitOK {
+		t.Fatalf("record: exit %d\n%s%s", rec.code, rec.stdout, rec.stderr)
+	}
+	srv.Close()
+	replay := append(args, "--replay", "rec", "--format", "json", corpus)
+	first, second := runWarden(t, dir, env, "", replay...), runWarden(t, dir, env, "", replay...)
+	if first.code != exitOK || first.stdout != second.stdout {
+		t.Errorf("replays: exit %d, %d; same output %v\n%s", first.code, second.code, first.stdout == second.stdout, first.stderr)
+	}
+	if n := strings.Count(first.stdout, `"repository": "https://github.com/`); n != 42 {
+		t.Errorf("%d cases in the result, want the corpus's 42", n)
+	}
+	t.Logf("%s", strings.SplitN(rec.stdout, "\n", 4)[:3])
 }

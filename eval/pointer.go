@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -172,6 +173,36 @@ type Sources struct {
 	GitEnv []string
 	// Progress, when set, hears one line per case that had to be fetched.
 	Progress func(msg string)
+}
+
+// GitConfigVars are the environment variables git reads its configuration
+// from (besides GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n).
+var GitConfigVars = []string{"HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"}
+
+// GitEnv is the environment of the git that fetches pointer corpora:
+// environ (the process's), with the variables git reads its configuration
+// from as getenv gives them, so that the user's url.<base>.insteadOf (a
+// local mirror, offline) applies as it does to their own git, and a test
+// can give git a configuration of its own.
+func GitEnv(environ []string, getenv func(string) string) []string {
+	names := slices.Clone(GitConfigVars)
+	n, _ := strconv.Atoi(getenv("GIT_CONFIG_COUNT"))
+	for i := range max(n, 0) {
+		names = append(names, fmt.Sprintf("GIT_CONFIG_KEY_%d", i), fmt.Sprintf("GIT_CONFIG_VALUE_%d", i))
+	}
+	var env []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, k) && !strings.HasPrefix(k, "GIT_CONFIG_KEY_") && !strings.HasPrefix(k, "GIT_CONFIG_VALUE_") {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range names {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 // MissingCommitError is a commit a pointer names that its repository does

@@ -215,3 +215,18 @@ func TestPointerErrors(t *testing.T) {
 		t.Errorf("LoadCorpus(pointers) with no cache = %v, want an error saying so", err)
 	}
 }
+
+// TestGitEnv: git's configuration variables come from getenv (set, or
+// unset when getenv has none), everything else from the environment as
+// it is.
+func TestGitEnv(t *testing.T) {
+	t.Parallel()
+	environ := []string{"PATH=/bin", "HOME=/home/me", "GIT_CONFIG_GLOBAL=/home/me/.gitconfig", "GIT_CONFIG_KEY_0=stale", "GIT_SSH_COMMAND=ssh -i k"}
+	getenv := func(k string) string {
+		return map[string]string{"GIT_CONFIG_GLOBAL": "/tmp/mirrors", "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "url./m.insteadOf", "GIT_CONFIG_VALUE_0": "https://x/"}[k]
+	}
+	want := []string{"PATH=/bin", "GIT_SSH_COMMAND=ssh -i k", "GIT_CONFIG_GLOBAL=/tmp/mirrors", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=url./m.insteadOf", "GIT_CONFIG_VALUE_0=https://x/"}
+	if diff := cmp.Diff(want, eval.GitEnv(environ, getenv)); diff != "" {
+		t.Errorf("GitEnv (-want +got):\n%s", diff)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -258,6 +259,13 @@ func Load(path string) (*File, error) {
 	return &sc, nil
 }
 
+// ConfigError is err, an error config.Parse gave about ConfigTOML's
+// document, without the line number: the document's lines are not the
+// file's (its key names the place).
+func (sc *File) ConfigError(err error) error {
+	return errors.New(regexp.MustCompile(`^`+regexp.QuoteMeta(sc.Path)+`:\d+: `).ReplaceAllString(err.Error(), sc.Path+": "))
+}
+
 // ConfigTOML is the file's warden.toml part, [review], [retry] and
 // [[routes]] without their faults, for config.Parse; a route without
 // base_url or model gets the harness's (https://NAME.example.com/v1,
@@ -299,4 +307,28 @@ func (sc *File) ConfigTOML() ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", sc.Path, err)
 	}
 	return doc, nil
+}
+
+// LoadAll loads the scenario files paths name: a file as it is, a
+// directory's *.toml in name order (a directory with none is an error).
+func LoadAll(paths []string) ([]*File, error) {
+	var out []*File
+	for _, p := range paths {
+		files := []string{p}
+		if fi, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", p, errors.Unwrap(err))
+		} else if fi.IsDir() {
+			if files, _ = filepath.Glob(filepath.Join(p, "*.toml")); len(files) == 0 {
+				return nil, fmt.Errorf("scenario directory %s: no *.toml scenario in it", p)
+			}
+		}
+		for _, f := range files {
+			sc, err := Load(f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sc)
+		}
+	}
+	return out, nil
 }

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/org/warden/cli"
 	"github.com/org/warden/config"
@@ -36,6 +33,9 @@ func runEval(ctx context.Context, e *env, o *cli.Eval) (int, error) {
 		if fi, err := os.Stat(ec.Replay); err != nil || !fi.IsDir() {
 			return exitUsage, usagef("eval: --replay %s: not a directory of recorded answers", o.Replay)
 		}
+	}
+	if len(o.Faults) > 0 {
+		return runFaultEval(ctx, e, o, cfg, ec, prep)
 	}
 	routes, err := cfg.EngineRoutes(e.getenv, o.Replay == "", version)
 	if err != nil {
@@ -75,38 +75,52 @@ func evalConfig(e *env, o *cli.Eval, cfg *fileConfig) eval.Config {
 	}
 	ec := eval.Config{Corpus: o.Corpus, Baseline: abs(o.Baseline), Skills: os.DirFS(cmp.Or(abs(o.SkillsDir), e.root, e.dir)), Only: o.Skills,
 		Setup: cfg.Setup(), Context: cfg.ContextOptions(nil), Replay: abs(o.Replay), Record: abs(o.Record), Logger: e.logger(o.Verbose),
-		Sources: eval.Sources{Cache: config.EvalCacheDir(e.getenv), GitEnv: gitEnv(e.getenv),
+		Sources: eval.Sources{Cache: config.EvalCacheDir(e.getenv), GitEnv: eval.GitEnv(os.Environ(), e.getenv),
 			Progress: func(msg string) { fmt.Fprintf(e.stderr, "warden: eval: %s\n", msg) }}}
 	return ec
 }
 
-// gitConfigVars are the variables git reads its configuration from.
-var gitConfigVars = []string{"HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"}
-
-// gitEnv is the environment of the git that fetches pointer corpora: the
-// process's, with the variables git reads its configuration from as getenv
-// gives them, so that the user's url.<base>.insteadOf (a local mirror,
-// offline) applies as it does to their own git, and a test can give git a
-// configuration of its own.
-func gitEnv(getenv func(string) string) []string {
-	names := slices.Clone(gitConfigVars)
-	n, _ := strconv.Atoi(getenv("GIT_CONFIG_COUNT"))
-	for i := range max(n, 0) {
-		names = append(names, fmt.Sprintf("GIT_CONFIG_KEY_%d", i), fmt.Sprintf("GIT_CONFIG_VALUE_%d", i))
+// runFaultEval is `warden eval --replay DIR --faults FILE...`: the
+// recording of warden.toml's first route replayed under no faults, then
+// under each file's schedule on that file's routes and configuration.
+func runFaultEval(ctx context.Context, e *env, o *cli.Eval, cfg *fileConfig, ec eval.Config, prep *eval.Prepared) (int, error) {
+	rcs, err := cfg.RouteConfigs(e.getenv, false)
+	if err != nil || len(rcs) == 0 {
+		return exitUsage, usagef("eval: --faults replays the answers recorded for warden.toml's first route: add [[routes]]")
 	}
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(names, k) && !strings.HasPrefix(k, "GIT_CONFIG_KEY_") && !strings.HasPrefix(k, "GIT_CONFIG_VALUE_") {
-			env = append(env, kv)
+	faults, err := eval.LoadFaults(o.Faults, e.abs, func(name string, doc []byte) (eval.Faults, error) {
+		c, err := config.Parse(name, doc)
+		if err != nil {
+			return eval.Faults{}, err
 		}
+		return eval.Faults{Policy: c.Policy(), Routes: c.RoutesOver(e.getenv, version)}, nil
+	})
+	if err != nil {
+		return exitUsage, usagef("eval: --faults: %v", err)
 	}
-	for _, k := range names {
-		if v := getenv(k); v != "" {
-			env = append(env, k+"="+v)
+	base := eval.Faults{Name: "no faults", Description: "the recording as it is, answered at once", Policy: cfg.Policy(), Routes: cfg.RoutesOver(e.getenv, version)}
+	opts := ec.Options(prep, nil)
+	res, err := eval.RunFaults(ctx, prep.Cases, base, faults, eval.FaultOptions{Skills: prep.Skills, Tape: opts.Tape, Model: rcs[0].Model,
+		MaxTokens: opts.MaxTokens, Verify: opts.Verify, Context: opts.Context, Logger: opts.Logger})
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitInterrupted, errInterrupted
 		}
+		return exitUsage, err
 	}
-	return env
+	if err := writeOutput(e, o.Output, func(w io.Writer) error { return eval.WriteFaults(w, o.Format, res) }); err != nil {
+		return exitUsage, err
+	}
+	wrong, overBudget := res.Failed()
+	switch misses := res.Misses(); {
+	case wrong+overBudget > 0:
+		fmt.Fprintf(e.stderr, "warden: eval: %d wrong outcomes and %d reviews over their budget under the fault schedules\n", wrong, overBudget)
+		return exitFindings, nil
+	case misses > 0:
+		fmt.Fprintf(e.stderr, "warden: eval: %d items not in the recording; the scores are incomplete\n", misses)
+		return exitIncomplete, nil
+	}
+	return exitOK, nil
 }
 
 func writeEval(e *env, o *cli.Eval, res *eval.Result, c *eval.Comparison) error {

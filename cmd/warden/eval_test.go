@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 
+	"github.com/org/warden/eval"
 	"github.com/org/warden/internal/evalmodel"
 	"github.com/org/warden/internal/testgit"
 )
@@ -200,7 +202,7 @@ func TestEvalPublicCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"EVAL_KEY": "sk-eval", "WARDEN_EVAL_CACHE_DIR": cmp.Or(os.Getenv("WARDEN_EVAL_CACHE_DIR"), filepath.Join(dir, "cache"))}
-	for _, k := range gitConfigVars {
+	for _, k := range eval.GitConfigVars {
 		if v := os.Getenv(k); v != "" {
 			env[k] = v
 		}
@@ -221,4 +223,42 @@ func TestEvalPublicCorpus(t *testing.T) {
 		t.Errorf("%d cases in the result, want the corpus's 42", n)
 	}
 	t.Logf("%s", strings.SplitN(rec.stdout, "\n", 4)[:3])
+}
+
+// TestEvalFaults runs the fault-scored eval from the command line, in
+// virtual time: the shipped recording of the synthetic corpus under no
+// faults and the shipped schedules prints the table of
+// testdata/eval/faults.golden, and exits 0 (every outcome true, no review
+// over its budget); a schedule file with a key warden.toml does not have
+// is exit 2 naming the file and the key, and --faults without --replay is
+// a usage error.
+func TestEvalFaults(t *testing.T) {
+	t.Parallel()
+	args := []string{"eval", "--config", "warden.toml", "--skills", ".", "--skill", "synthetic-bugs", "--replay", "recording", "--faults", "faults", "corpus"}
+	var got result
+	synctest.Test(t, func(t *testing.T) { got = runWarden(t, shippedEval, nil, "", args...) })
+	want, err := os.ReadFile(filepath.Join(shippedEval, "faults.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.code != exitOK || got.stdout != string(want) || got.stderr != "" {
+		t.Errorf("warden %s = exit %d, stderr %q; want 0 and faults.golden:\n%s", strings.Join(args, " "), got.code, got.stderr, got.stdout)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	if err := os.WriteFile(bad, []byte("[review]\nbudgt = \"1m\"\n[[routes]]\nname = \"a\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--config", "warden.toml", "--skills", ".", "--replay", "recording", "--faults", bad, "corpus"}, "bad.toml:2: review.budgt: unknown key"},
+		{[]string{"eval", "--config", "warden.toml", "--skills", ".", "--faults", "faults", "corpus"}, "--faults needs --replay DIR"},
+		{[]string{"eval", "--config", "warden.toml", "--replay", "recording", "--faults", "nope", "corpus"}, "scenario " + filepath.Join(shippedEval, "nope")},
+	} {
+		r := runWarden(t, shippedEval, nil, "", tt.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("warden %s = exit %d, stderr %q; want 2 and %q", strings.Join(tt.args, " "), r.code, r.stderr, tt.want)
+		}
+	}
 }

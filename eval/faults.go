@@ -93,12 +93,8 @@ type FaultOptions struct {
 // FaultResult is the fault-scored eval: one row per schedule, the first
 // with no faults.
 type FaultResult struct {
-	Schema    string     `json:"schema"`
-	Mode      Mode       `json:"mode"`
-	Producers []string   `json:"producers"`
-	Synthetic bool       `json:"synthetic"`
-	Cases     []CaseInfo `json:"cases"`
-	Rows      []FaultRow `json:"scenarios"`
+	Header
+	Rows []FaultRow `json:"scenarios"`
 }
 
 // FaultRow is one schedule over the corpus. Ratios are nil when their
@@ -174,11 +170,7 @@ func RunFaults(ctx context.Context, cases []*Case, baseline Faults, schedules []
 	if opts.Tape == nil || opts.Tape.mode != ModeReplayed {
 		return nil, errors.New("fault schedules play over a replayed recording (--replay DIR)")
 	}
-	res := &FaultResult{Schema: FaultSchema, Mode: ModeReplayed, Synthetic: true, Producers: []string{}, Cases: []CaseInfo{}}
-	for _, c := range cases {
-		res.Synthetic = res.Synthetic && c.Meta.Synthetic
-		res.Cases = append(res.Cases, caseInfo(c))
-	}
+	res := &FaultResult{Header: newHeader(FaultSchema, ModeReplayed, cases)}
 	for _, f := range append([]Faults{baseline}, schedules...) {
 		row, err := runSchedule(ctx, cases, f, opts)
 		if err != nil {

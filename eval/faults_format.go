@@ -13,8 +13,7 @@ import (
 
 // Label is the line every rendering of a fault-scored run starts with.
 func (r *FaultResult) Label() string {
-	l := (&Result{Mode: r.Mode, Producers: r.Producers, Synthetic: r.Synthetic}).Label()
-	return l + "; every answer was played through each scenario's fault schedule"
+	return r.Header.Label() + "; every answer was played through each scenario's fault schedule"
 }
 
 // WriteFaults renders the result in format, one of Formats.

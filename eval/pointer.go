@@ -20,6 +20,7 @@ import (
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/internal/gitrepo"
 	"github.com/org/warden/review"
+	"github.com/org/warden/scenario"
 )
 
 // A pointer corpus is one TOML file of [[cases]], each naming a public
@@ -77,18 +78,7 @@ func ReadPointers(path string) (*PointerFile, error) {
 	var pf PointerFile
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&pf); err != nil {
-		var strict *toml.StrictMissingError
-		if errors.As(err, &strict) && len(strict.Errors) > 0 {
-			e := strict.Errors[0]
-			row, _ := e.Position()
-			return nil, fmt.Errorf("%s:%d: %s: unknown key", path, row, strings.Join(e.Key(), "."))
-		}
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			row, _ := de.Position()
-			return nil, fmt.Errorf("%s:%d: %s", path, row, review.OneLine(de.Error()))
-		}
-		return nil, fmt.Errorf("%s: %v", path, review.OneLine(err.Error()))
+		return nil, scenario.DecodeError(path, err)
 	}
 	if len(pf.Cases) == 0 {
 		return nil, fmt.Errorf("corpus %s: no [[cases]]", path)

@@ -41,8 +41,9 @@ type Options struct {
 	Context *related.Options
 }
 
-// Result is the outcome of an eval run: a score per skill and route.
-type Result struct {
+// Header is what every eval run's result says of itself: its schema,
+// where its answers came from and what its corpus is.
+type Header struct {
 	Schema string `json:"schema"`
 	// Mode says where the answers came from: live from the model, recorded
 	// (live, and saved), or replayed from a recording with no model.
@@ -54,7 +55,23 @@ type Result struct {
 	// mechanics and says nothing of a model's or skill's quality.
 	Synthetic bool       `json:"synthetic"`
 	Cases     []CaseInfo `json:"cases"`
-	Scores    []Score    `json:"scores"`
+}
+
+// newHeader is the header of a run over cases in mode, its producers not
+// known yet.
+func newHeader(schema string, mode Mode, cases []*Case) Header {
+	h := Header{Schema: schema, Mode: mode, Synthetic: true, Producers: []string{}, Cases: []CaseInfo{}}
+	for _, c := range cases {
+		h.Synthetic = h.Synthetic && c.Meta.Synthetic
+		h.Cases = append(h.Cases, caseInfo(c))
+	}
+	return h
+}
+
+// Result is the outcome of an eval run: a score per skill and route.
+type Result struct {
+	Header
+	Scores []Score `json:"scores"`
 }
 
 // CaseInfo is a case as the result lists it.
@@ -134,11 +151,7 @@ func Run(ctx context.Context, cases []*Case, opts Options) (*Result, error) {
 	if tape == nil {
 		tape = NewTape(ModeLive, "", "")
 	}
-	res := &Result{Schema: Schema, Mode: tape.mode, Synthetic: true, Producers: []string{}, Cases: []CaseInfo{}, Scores: []Score{}}
-	for _, c := range cases {
-		res.Synthetic = res.Synthetic && c.Meta.Synthetic
-		res.Cases = append(res.Cases, caseInfo(c))
-	}
+	res := &Result{Header: newHeader(Schema, tape.mode, cases), Scores: []Score{}}
 	for _, rt := range opts.Routes {
 		rt.Provider = tape.Wrap(rt)
 		for _, sk := range opts.Skills {

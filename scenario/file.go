@@ -197,6 +197,24 @@ type RouteBounds struct {
 	MaxCallsBeforeOpen int  `toml:"max_calls_before_open"` // requests sent before the breaker first opened
 }
 
+// DecodeError is err, from a strict go-toml decoder of the file at path,
+// as one line naming the file and the line: "path:5: routes.speed:
+// unknown key", "path:2: <go-toml's words>".
+func DecodeError(path string, err error) error {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		e := strict.Errors[0]
+		row, _ := e.Position()
+		return fmt.Errorf("%s:%d: %s: unknown key", path, row, strings.Join(e.Key(), "."))
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, _ := de.Position()
+		return fmt.Errorf("%s:%d: %s", path, row, strings.Join(strings.Fields(de.Error()), " "))
+	}
+	return fmt.Errorf("%s: %s", path, strings.Join(strings.Fields(err.Error()), " "))
+}
+
 // Load reads and checks one scenario file. Its [[items]] are the engine
 // runner's business and not checked here; what its warden.toml part means
 // is config's (ConfigTOML).
@@ -208,18 +226,7 @@ func Load(path string) (*File, error) {
 	var sc File
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&sc); err != nil {
-		var strict *toml.StrictMissingError
-		if errors.As(err, &strict) && len(strict.Errors) > 0 {
-			e := strict.Errors[0]
-			row, _ := e.Position()
-			return nil, fmt.Errorf("%s:%d: %s: unknown key", path, row, strings.Join(e.Key(), "."))
-		}
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			row, _ := de.Position()
-			return nil, fmt.Errorf("%s:%d: %s", path, row, de.Error())
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, DecodeError(path, err)
 	}
 	sc.Name, sc.Path, sc.data = strings.TrimSuffix(filepath.Base(path), ".toml"), path, data
 	bad := func(format string, args ...any) error {

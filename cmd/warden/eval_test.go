@@ -19,6 +19,20 @@ import (
 // recording.
 var shippedEval, _ = filepath.Abs("../../testdata/eval")
 
+// scriptedServer is the scripted test reviewer on loopback, and dir's
+// warden.toml naming it as the route "scripted" (model
+// scripted-reviewer, key in EVAL_KEY); the server closes with the test.
+func scriptedServer(t *testing.T, dir string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(evalmodel.New())
+	t.Cleanup(srv.Close)
+	cfg := "[[routes]]\nname = \"scripted\"\nbase_url = \"" + srv.URL + "/v1\"\nmodel = \"scripted-reviewer\"\napi_key_env = \"EVAL_KEY\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
 // TestEvalReplayShippedCorpus is what CI runs: the shipped recording
 // replayed with no model and no key, the same output twice, labelled
 // replayed and synthetic, in every format.
@@ -51,13 +65,8 @@ func TestEvalReplayShippedCorpus(t *testing.T) {
 // baseline, the broken one fails it with exit 1.
 func TestEvalBaselineCatchesBrokenSkill(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(evalmodel.New())
-	defer srv.Close()
 	dir := t.TempDir()
-	cfg := "[[routes]]\nname = \"scripted\"\nbase_url = \"" + srv.URL + "/v1\"\nmodel = \"scripted-reviewer\"\napi_key_env = \"EVAL_KEY\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	srv := scriptedServer(t, dir)
 	env := map[string]string{"EVAL_KEY": "sk-eval-DO-NOT-PRINT"}
 	corpus := filepath.Join(shippedEval, "corpus")
 	rec := filepath.Join(dir, "rec")
@@ -154,12 +163,7 @@ func TestEvalPointerCorpus(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "missing.toml"), []byte(missing), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(evalmodel.New())
-	defer srv.Close()
-	cfg := "[[routes]]\nname = \"scripted\"\nbase_url = \"" + srv.URL + "/v1\"\nmodel = \"scripted-reviewer\"\napi_key_env = \"EVAL_KEY\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	srv := scriptedServer(t, dir)
 	env := map[string]string{"EVAL_KEY": "sk-eval", "WARDEN_EVAL_CACHE_DIR": filepath.Join(dir, "cache")}
 	for _, kv := range gitEnv {
 		if k, v, _ := strings.Cut(kv, "="); k == "GIT_CONFIG_GLOBAL" || k == "GIT_CONFIG_NOSYSTEM" || k == "HOME" {
@@ -194,13 +198,8 @@ func TestEvalPublicCorpus(t *testing.T) {
 	if os.Getenv("WARDEN_EVAL_PUBLIC_CORPUS") == "" {
 		t.Skip("reaches the corpus's repositories: run scripts/check-eval-corpus.sh")
 	}
-	srv := httptest.NewServer(evalmodel.New())
-	defer srv.Close()
 	dir := t.TempDir()
-	cfg := "[[routes]]\nname = \"scripted\"\nbase_url = \"" + srv.URL + "/v1\"\nmodel = \"scripted-reviewer\"\napi_key_env = \"EVAL_KEY\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	srv := scriptedServer(t, dir)
 	env := map[string]string{"EVAL_KEY": "sk-eval", "WARDEN_EVAL_CACHE_DIR": cmp.Or(os.Getenv("WARDEN_EVAL_CACHE_DIR"), filepath.Join(dir, "cache"))}
 	for _, k := range eval.GitConfigVars {
 		if v := os.Getenv(k); v != "" {

@@ -86,7 +86,7 @@ type FaultOptions struct {
 	Context   *related.Options
 	Logger    *slog.Logger
 	// Parallel is how many case reviews run at once (each on its own
-	// routes and schedules); 0: 8.
+	// routes and schedules); 0: 64.
 	Parallel int
 }
 
@@ -127,7 +127,7 @@ type FaultRow struct {
 	Detected         int      `json:"detected"`
 	Recall           *float64 `json:"recall"`
 	// RecallKept is Recall over the no-fault row's recall: what quality
-	// survived the faults.
+	// survived the faults (nil when the no-fault recall is none).
 	RecallKept *float64 `json:"recall_of_no_faults"`
 }
 
@@ -182,7 +182,7 @@ func RunFaults(ctx context.Context, cases []*Case, baseline Faults, schedules []
 		}
 		res.Rows = append(res.Rows, *row)
 	}
-	if len(res.Rows) > 0 && res.Rows[0].Recall != nil {
+	if base := res.Rows[0].Recall; base != nil && *base > 0 {
 		one := 1.0
 		res.Rows[0].RecallKept = &one
 	}
@@ -207,7 +207,7 @@ func runSchedule(ctx context.Context, cases []*Case, f Faults, opts FaultOptions
 	runs := make([]caseRun, len(cases))
 	parallel := opts.Parallel
 	if parallel <= 0 {
-		parallel = 8
+		parallel = 64
 	}
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup

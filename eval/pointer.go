@@ -107,6 +107,9 @@ func (p *Pointer) check() error {
 		return fmt.Errorf("name %q: want lower-case letters, digits, dots and dashes", p.Name)
 	case p.Repository == "" || strings.HasPrefix(p.Repository, "-"):
 		return fmt.Errorf("repository %q: want a clone URL", p.Repository)
+	case strings.Contains(p.Repository, "::"):
+		// git's remote helpers (ext:: runs a command) are not for a corpus.
+		return fmt.Errorf("repository %q: a remote helper address; want a clone URL", p.Repository)
 	case p.License == "" || p.Language == "":
 		return errors.New("license and language are required")
 	case strings.TrimSpace(p.Description) == "" || strings.ContainsAny(p.Description, "\n\r"):
@@ -208,15 +211,18 @@ func (e *MissingCommitError) Error() string {
 
 func (e *MissingCommitError) Unwrap() error { return e.Err }
 
-// Materialize makes pointer p of corpus file `file` a case: it fetches
+// Materialize makes pointer p a case named name: it checks what p says
+// (as ReadPointers does), fetches
 // the named commits into the cache's bare repository of p.Repository
 // (only those commits, at depth 1, where the server allows it; else every
 // branch), checks that each is there and that Parent is Commit's first
 // parent, and writes git's diff of the change with the new side of every
 // file it adds or modifies, once: a later run finds the commits and the
-// case in the cache and calls no server. name is the case's name in the
-// run.
+// case in the cache and calls no server.
 func (s Sources) Materialize(ctx context.Context, p Pointer, name string) (*Case, error) {
+	if err := p.check(); err != nil {
+		return nil, fmt.Errorf("case %s: %w", name, err)
+	}
 	if s.Cache == "" {
 		return nil, fmt.Errorf("case %s: no cache directory to fetch it into (set WARDEN_EVAL_CACHE_DIR or HOME)", name)
 	}

@@ -190,6 +190,8 @@ func TestPointerErrors(t *testing.T) {
 		{"short id", pointer(u.intro[:12], u.base, u.fix), []string{"cases[2] (bad)", "commit \"" + u.intro[:12] + "\": want a full 40-character commit id"}},
 		{"no fix", strings.Replace(pointer(u.intro, u.base, u.fix), "fix = \""+u.fix+"\"\n", "", 1), []string{"cases[2] (bad)", "findings[0]: name the commit that fixed it"}},
 		{"bad severity", strings.Replace(pointer(u.intro, u.base, u.fix), "\"high\"", "\"grave\"", 1), []string{"cases[2] (bad)", "findings[0]"}},
+		{"remote helper", strings.Replace(pointer(u.intro, u.base, u.fix), u.url, "ext::sh -c touch% /tmp/pwned", 1), []string{"cases[2] (bad)", "a remote helper address"}},
+		{"option", strings.Replace(pointer(u.intro, u.base, u.fix), u.url, "--upload-pack=touch /tmp/pwned", 1), []string{"cases[2] (bad)", "want a clone URL"}},
 		{"unknown key", "\n[[cases]]\nname = \"bad\"\nsha = \"x\"\n", []string{"acme.toml:", "cases.sha: unknown key"}},
 		{"twice", strings.Replace(pointer(u.intro, u.base, u.fix), "\"bad\"", "\"mean\"", 1), []string{"case mean is named twice"}},
 	}

@@ -45,7 +45,7 @@ var Commands = []Command{
 		parse:    parseProbe,
 	},
 	{
-		Name: "eval", Summary: "score skills on each route over a corpus of cases with known findings; record and replay the answers",
+		Name: "eval", Summary: "score skills on each route over a corpus of cases with known findings; record and replay the answers, also under fault schedules",
 		Usage: "eval [--replay DIR | --record DIR] [--baseline FILE | --faults FILE...] [--config FILE] [--skills DIR] [--skill NAME]... [--format text|json|markdown] CORPUS...",
 		Details: "CORPUS is a case directory (case.toml, change.diff, files/), a directory of them, or a .toml file of pointers to\n" +
 			"public commits, fetched with git into the eval cache (see the README).\n" +

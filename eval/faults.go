@@ -122,6 +122,7 @@ type FaultRow struct {
 	PromptTokens     int      `json:"prompt_tokens"`
 	CompletionTokens int      `json:"completion_tokens"`
 	CallsPerItem     *float64 `json:"calls_per_item"`
+	CallsPerReviewed *float64 `json:"calls_per_reviewed_item"`
 	TokensPerItem    *float64 `json:"tokens_per_reviewed_item"`
 	Known            int      `json:"known"`
 	Detected         int      `json:"detected"`
@@ -254,7 +255,7 @@ func runSchedule(ctx context.Context, cases []*Case, f Faults, opts FaultOptions
 	s.ratios()
 	row.Items, row.PromptTokens, row.CompletionTokens = s.Items, s.PromptTokens, s.CompletionTokens
 	row.Known, row.Detected, row.Recall = s.Known, s.Detected, s.Recall
-	row.CallsPerItem = ratio(row.Calls, row.Items)
+	row.CallsPerItem, row.CallsPerReviewed = ratio(row.Calls, row.Items), ratio(row.Calls, row.Reviewed)
 	row.TokensPerItem = ratio(row.PromptTokens+row.CompletionTokens, row.Reviewed)
 	return row, nil
 }

@@ -56,10 +56,11 @@ func faultCells(row FaultRow) []string {
 	if row.TokensPerItem != nil {
 		tokens = fmt.Sprintf("%.0f", *row.TokensPerItem)
 	}
-	return []string{row.Scenario, outcomes(row.Outcomes), wrong, wall, per(row.CallsPerItem), tokens, reviewed, recall}
+	calls := per(row.CallsPerItem) + " / " + per(row.CallsPerReviewed)
+	return []string{row.Scenario, outcomes(row.Outcomes), wrong, wall, calls, tokens, reviewed, recall}
 }
 
-var faultHeads = []string{"scenario", "outcomes", "wrong", "longest case / budget", "calls per item", "tokens per reviewed item", "reviewed", "recall"}
+var faultHeads = []string{"scenario", "outcomes", "wrong", "longest case / budget", "calls per item / reviewed item", "tokens per reviewed item", "reviewed", "recall"}
 
 func ms(v int64) time.Duration { return (time.Duration(v) * time.Millisecond).Round(time.Second / 10) }
 

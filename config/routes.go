@@ -78,6 +78,19 @@ func (c *fileConfig) routesOver(getenv func(string) string, transports []http.Ro
 	return routes, nil
 }
 
+// ScenarioReader reads a scenario file's warden.toml part
+// (scenario.File.ConfigTOML) as warden.toml, for `warden eval --faults`:
+// the engine's policy and the builder of its routes (RoutesOver).
+func ScenarioReader(getenv func(string) string, version string) func(name string, doc []byte) (execution.Policy, func([]http.RoundTripper) ([]execution.Route, error), error) {
+	return func(name string, doc []byte) (execution.Policy, func([]http.RoundTripper) ([]execution.Route, error), error) {
+		c, err := parseConfig(name, doc)
+		if err != nil {
+			return execution.Policy{}, nil, err
+		}
+		return c.Policy(), c.RoutesOver(getenv, version), nil
+	}
+}
+
 // RouteConfigs returns the routes to call: warden.toml's [[routes]], else
 // the environment's quick route. needKeys is false for a dry run: then no
 // route at all is not an error (nil, nil), because no model is called.

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,11 +46,11 @@ type RoutesOver func(transports []http.RoundTripper) ([]execution.Route, error)
 
 // LoadFaults reads the scenario files paths name (a directory: its
 // *.toml, in name order; each path through abs) into schedules. parse is
-// the configuration's reader: it gets the file's warden.toml part
-// (scenario.File.ConfigTOML) and gives the engine's policy and the routes
-// (Faults.Policy and Routes; LoadFaults fills in the rest). An error names
-// the file (and, for the configuration, the key).
-func LoadFaults(paths []string, abs func(string) string, parse func(name string, doc []byte) (Faults, error)) ([]Faults, error) {
+// the configuration's reader (config.ScenarioReader): it gets the file's
+// warden.toml part (scenario.File.ConfigTOML) and gives the engine's
+// policy and the builder of the routes. An error names the file (and, for
+// the configuration, the key).
+func LoadFaults(paths []string, abs func(string) string, parse func(name string, doc []byte) (execution.Policy, func([]http.RoundTripper) ([]execution.Route, error), error)) ([]Faults, error) {
 	var full []string
 	for _, p := range paths {
 		full = append(full, abs(p))
@@ -64,12 +65,11 @@ func LoadFaults(paths []string, abs func(string) string, parse func(name string,
 		if err != nil {
 			return nil, err
 		}
-		f, err := parse(sc.Path, doc)
+		pol, routes, err := parse(sc.Path, doc)
 		if err != nil {
 			return nil, sc.ConfigError(err)
 		}
-		f.Name, f.Description, f.Start, f.Schedules = sc.Name, sc.Description, time.Duration(sc.Start), sc.Routes
-		out = append(out, f)
+		out = append(out, Faults{Name: sc.Name, Description: sc.Description, Start: time.Duration(sc.Start), Schedules: sc.Routes, Policy: pol, Routes: routes})
 	}
 	return out, nil
 }
@@ -78,7 +78,8 @@ func LoadFaults(paths []string, abs func(string) string, parse func(name string,
 type FaultOptions struct {
 	Skills []*skills.Skill // reviewed together, as `warden review` runs them
 	// Tape is the replayed recording every good answer comes from; Model
-	// is the model its answers were recorded for (the recording's keys).
+	// is the model its answers were recorded for (the recording's keys);
+	// "": the model of the baseline's first route.
 	Tape      *Tape
 	Model     string
 	MaxTokens int
@@ -158,6 +159,19 @@ func (r *FaultResult) Misses() (n int) {
 	return n
 }
 
+// Verdict says what a CI gate fails on (a wrong outcome, a review over its
+// budget) and, else, what makes the scores incomplete (replay misses), each
+// as one line; "" for none.
+func (r *FaultResult) Verdict() (failed, incomplete string) {
+	if wrong, over := r.Failed(); wrong+over > 0 {
+		return fmt.Sprintf("%d wrong outcomes and %d reviews over their budget under the fault schedules", wrong, over), ""
+	}
+	if n := r.Misses(); n > 0 {
+		return "", fmt.Sprintf("%d items not in the recording; the scores are incomplete", n)
+	}
+	return "", ""
+}
+
 // RunFaults replays the corpus once per schedule (baseline first, with no
 // faults), every case a review of its own with all the skills on the
 // schedule's routes, while each route's endpoint plays its schedule; and
@@ -171,6 +185,15 @@ func RunFaults(ctx context.Context, cases []*Case, baseline Faults, schedules []
 	if opts.Tape == nil || opts.Tape.mode != ModeReplayed {
 		return nil, errors.New("fault schedules play over a replayed recording (--replay DIR)")
 	}
+	if opts.Model == "" {
+		rs, err := baseline.Routes([]http.RoundTripper{scenario.Healthy().Transport()})
+		if err != nil || len(rs) == 0 || rs[0].Model == "" {
+			return nil, errors.New("--faults replays the answers recorded for warden.toml's first route: add [[routes]]")
+		}
+		opts.Model = rs[0].Model
+	}
+	baseline.Name = cmp.Or(baseline.Name, "no faults")
+	baseline.Description = cmp.Or(baseline.Description, "the recording as it is, answered at once")
 	res := &FaultResult{Header: newHeader(FaultSchema, ModeReplayed, cases)}
 	for _, f := range append([]Faults{baseline}, schedules...) {
 		row, err := runSchedule(ctx, cases, f, opts)

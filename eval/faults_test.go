@@ -47,13 +47,14 @@ func faultRun(t *testing.T, wrap func(i int, p execution.Provider) execution.Pro
 	if err != nil {
 		t.Fatal(err)
 	}
-	faults, err := eval.LoadFaults([]string{filepath.Join(shipped, "faults")}, func(p string) string { return p }, func(name string, doc []byte) (eval.Faults, error) {
-		c, err := config.Parse(name, doc)
-		if err != nil {
-			return eval.Faults{}, err
-		}
-		return eval.Faults{Policy: c.Policy(), Routes: routesOf(c, wrap)}, nil
-	})
+	faults, err := eval.LoadFaults([]string{filepath.Join(shipped, "faults")}, func(p string) string { return p },
+		func(name string, doc []byte) (execution.Policy, func([]http.RoundTripper) ([]execution.Route, error), error) {
+			c, err := config.Parse(name, doc)
+			if err != nil {
+				return execution.Policy{}, nil, err
+			}
+			return c.Policy(), routesOf(c, wrap), nil
+		})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,18 +76,34 @@ func (c Config) Options(p *Prepared, routes []execution.Route) Options {
 		Tape: tape, Logger: c.Logger, Verify: c.Setup.Verify, Context: c.Context}
 }
 
+// FaultOptions are a fault-scored run's options: the prepared skills, the
+// configuration's answer cap, verification and context, and the replayed
+// recording (of the baseline's first route: RunFaults).
+func (c Config) FaultOptions(p *Prepared) FaultOptions {
+	return FaultOptions{Skills: p.Skills, Tape: NewTape(ModeReplayed, c.Replay, ""), MaxTokens: c.Setup.MaxTokens,
+		Verify: c.Setup.Verify, Context: c.Context, Logger: c.Logger}
+}
+
 // Judge compares res with the baseline, when there is one (nil otherwise),
-// and counts the items that got no answer (the scores are incomplete when
-// any did).
-func (p *Prepared) Judge(res *Result, th Thresholds) (c *Comparison, incomplete int) {
+// and says, each as one line ("" for none), what a CI gate fails on (a
+// regression against the baseline, whose file is named) and, else, what
+// makes the scores incomplete (items that got no answer).
+func (p *Prepared) Judge(res *Result, th Thresholds, baseline string) (c *Comparison, failed, incomplete string) {
 	if p.Baseline != nil {
 		cmp := Compare(p.Baseline, res, th)
 		c = &cmp
+		if n := len(cmp.Regressions); n > 0 {
+			return c, fmt.Sprintf("%d regressions against %s", n, baseline), ""
+		}
 	}
+	n := 0
 	for _, s := range res.Scores {
-		incomplete += s.Failed
+		n += s.Failed
 	}
-	return c, incomplete
+	if n > 0 {
+		incomplete = fmt.Sprintf("%d items got no answer; the scores are incomplete", n)
+	}
+	return c, "", incomplete
 }
 
 // Formats are the renderings Write knows.

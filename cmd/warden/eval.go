@@ -51,19 +51,27 @@ func runEval(ctx context.Context, e *env, o *cli.Eval) (int, error) {
 		}
 		return exitUsage, err
 	}
-	cmpr, incomplete := prep.Judge(res, o.Thresholds)
-	if err := writeEval(e, o, res, cmpr); err != nil {
+	cmpr, failed, incomplete := prep.Judge(res, o.Thresholds, o.Baseline)
+	if err := writeOutput(e, o.Output, func(w io.Writer) error { return eval.Write(w, o.Format, res, cmpr) }); err != nil {
 		return exitUsage, err
 	}
-	switch {
-	case cmpr != nil && len(cmpr.Regressions) > 0:
-		fmt.Fprintf(e.stderr, "warden: eval: %d regressions against %s\n", len(cmpr.Regressions), o.Baseline)
-		return exitFindings, nil
-	case incomplete > 0:
-		fmt.Fprintf(e.stderr, "warden: eval: %d items got no answer; the scores are incomplete\n", incomplete)
-		return exitIncomplete, nil
+	return evalExit(e, failed, incomplete), nil
+}
+
+// evalExit is the exit code of a scored run: 1 when failed says what a
+// gate fails on, 3 when incomplete says the scores are incomplete, else 0;
+// the reason goes to standard error.
+func evalExit(e *env, failed, incomplete string) int {
+	if msg := cmp.Or(failed, incomplete); msg != "" {
+		fmt.Fprintf(e.stderr, "warden: eval: %s\n", msg)
 	}
-	return exitOK, nil
+	switch {
+	case failed != "":
+		return exitFindings
+	case incomplete != "":
+		return exitIncomplete
+	}
+	return exitOK
 }
 
 // evalConfig is the run's eval.Config: the flags' paths made absolute
@@ -84,45 +92,21 @@ func evalConfig(e *env, o *cli.Eval, cfg *fileConfig) eval.Config {
 // recording of warden.toml's first route replayed under no faults, then
 // under each file's schedule on that file's routes and configuration.
 func runFaultEval(ctx context.Context, e *env, o *cli.Eval, cfg *fileConfig, ec eval.Config, prep *eval.Prepared) (int, error) {
-	rcs, err := cfg.RouteConfigs(e.getenv, false)
-	if err != nil || len(rcs) == 0 {
-		return exitUsage, usagef("eval: --faults replays the answers recorded for warden.toml's first route: add [[routes]]")
-	}
-	faults, err := eval.LoadFaults(o.Faults, e.abs, func(name string, doc []byte) (eval.Faults, error) {
-		c, err := config.Parse(name, doc)
-		if err != nil {
-			return eval.Faults{}, err
-		}
-		return eval.Faults{Policy: c.Policy(), Routes: c.RoutesOver(e.getenv, version)}, nil
-	})
+	faults, err := eval.LoadFaults(o.Faults, e.abs, config.ScenarioReader(e.getenv, version))
 	if err != nil {
 		return exitUsage, usagef("eval: --faults: %v", err)
 	}
-	base := eval.Faults{Name: "no faults", Description: "the recording as it is, answered at once", Policy: cfg.Policy(), Routes: cfg.RoutesOver(e.getenv, version)}
-	opts := ec.Options(prep, nil)
-	res, err := eval.RunFaults(ctx, prep.Cases, base, faults, eval.FaultOptions{Skills: prep.Skills, Tape: opts.Tape, Model: rcs[0].Model,
-		MaxTokens: opts.MaxTokens, Verify: opts.Verify, Context: opts.Context, Logger: opts.Logger})
+	base := eval.Faults{Policy: cfg.Policy(), Routes: cfg.RoutesOver(e.getenv, version)}
+	res, err := eval.RunFaults(ctx, prep.Cases, base, faults, ec.FaultOptions(prep))
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitInterrupted, errInterrupted
 		}
-		return exitUsage, err
+		return exitUsage, usagef("eval: %v", err)
 	}
 	if err := writeOutput(e, o.Output, func(w io.Writer) error { return eval.WriteFaults(w, o.Format, res) }); err != nil {
 		return exitUsage, err
 	}
-	wrong, overBudget := res.Failed()
-	switch misses := res.Misses(); {
-	case wrong+overBudget > 0:
-		fmt.Fprintf(e.stderr, "warden: eval: %d wrong outcomes and %d reviews over their budget under the fault schedules\n", wrong, overBudget)
-		return exitFindings, nil
-	case misses > 0:
-		fmt.Fprintf(e.stderr, "warden: eval: %d items not in the recording; the scores are incomplete\n", misses)
-		return exitIncomplete, nil
-	}
-	return exitOK, nil
-}
-
-func writeEval(e *env, o *cli.Eval, res *eval.Result, c *eval.Comparison) error {
-	return writeOutput(e, o.Output, func(w io.Writer) error { return eval.Write(w, o.Format, res, c) })
+	failed, incomplete := res.Verdict()
+	return evalExit(e, failed, incomplete), nil
 }

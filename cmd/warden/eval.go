@@ -23,10 +23,7 @@ func runEval(ctx context.Context, e *env, o *cli.Eval) (int, error) {
 	ec := evalConfig(e, o, cfg)
 	prep, err := eval.Prepare(ctx, ec)
 	if err != nil {
-		if ctx.Err() != nil {
-			return exitInterrupted, errInterrupted
-		}
-		return exitUsage, &usageError{err}
+		return evalError(ctx, &usageError{err})
 	}
 	e.warnUnloaded(prep.Unused)
 	if o.Replay != "" {
@@ -46,22 +43,28 @@ func runEval(ctx context.Context, e *env, o *cli.Eval) (int, error) {
 	}
 	res, err := eval.Run(ctx, prep.Cases, ec.Options(prep, routes))
 	if err != nil {
-		if ctx.Err() != nil {
-			return exitInterrupted, errInterrupted
-		}
-		return exitUsage, err
+		return evalError(ctx, err)
 	}
 	cmpr, failed, incomplete := prep.Judge(res, o.Thresholds, o.Baseline)
 	if err := writeOutput(e, o.Output, func(w io.Writer) error { return eval.Write(w, o.Format, res, cmpr) }); err != nil {
 		return exitUsage, err
 	}
-	return evalExit(e, failed, incomplete), nil
+	return e.evalExit(failed, incomplete), nil
+}
+
+// evalError is a failed eval step's exit: interrupted when ctx ended, else
+// err (bad input, exit 2).
+func evalError(ctx context.Context, err error) (int, error) {
+	if ctx.Err() != nil {
+		return exitInterrupted, errInterrupted
+	}
+	return exitUsage, err
 }
 
 // evalExit is the exit code of a scored run: 1 when failed says what a
 // gate fails on, 3 when incomplete says the scores are incomplete, else 0;
 // the reason goes to standard error.
-func evalExit(e *env, failed, incomplete string) int {
+func (e *env) evalExit(failed, incomplete string) int {
 	if msg := cmp.Or(failed, incomplete); msg != "" {
 		fmt.Fprintf(e.stderr, "warden: eval: %s\n", msg)
 	}
@@ -77,15 +80,13 @@ func evalExit(e *env, failed, incomplete string) int {
 // evalConfig is the run's eval.Config: the flags' paths made absolute
 // under the working directory, and the configuration's part.
 func evalConfig(e *env, o *cli.Eval, cfg *fileConfig) eval.Config {
-	abs := e.abs
 	for i, p := range o.Corpus {
-		o.Corpus[i] = abs(p)
+		o.Corpus[i] = e.abs(p)
 	}
-	ec := eval.Config{Corpus: o.Corpus, Baseline: abs(o.Baseline), Skills: os.DirFS(cmp.Or(abs(o.SkillsDir), e.root, e.dir)), Only: o.Skills,
-		Setup: cfg.Setup(), Context: cfg.ContextOptions(nil), Replay: abs(o.Replay), Record: abs(o.Record), Logger: e.logger(o.Verbose),
+	return eval.Config{Corpus: o.Corpus, Baseline: e.abs(o.Baseline), Skills: os.DirFS(cmp.Or(e.abs(o.SkillsDir), e.root, e.dir)), Only: o.Skills,
+		Setup: cfg.Setup(), Context: cfg.ContextOptions(nil), Replay: e.abs(o.Replay), Record: e.abs(o.Record), Logger: e.logger(o.Verbose),
 		Sources: eval.Sources{Cache: config.EvalCacheDir(e.getenv), GitEnv: eval.GitEnv(os.Environ(), e.getenv),
 			Progress: func(msg string) { fmt.Fprintf(e.stderr, "warden: eval: %s\n", msg) }}}
-	return ec
 }
 
 // runFaultEval is `warden eval --replay DIR --faults FILE...`: the
@@ -99,14 +100,10 @@ func runFaultEval(ctx context.Context, e *env, o *cli.Eval, cfg *fileConfig, ec 
 	base := eval.Faults{Policy: cfg.Policy(), Routes: cfg.RoutesOver(e.getenv, version)}
 	res, err := eval.RunFaults(ctx, prep.Cases, base, faults, ec.FaultOptions(prep))
 	if err != nil {
-		if ctx.Err() != nil {
-			return exitInterrupted, errInterrupted
-		}
-		return exitUsage, usagef("eval: %v", err)
+		return evalError(ctx, usagef("eval: %v", err))
 	}
 	if err := writeOutput(e, o.Output, func(w io.Writer) error { return eval.WriteFaults(w, o.Format, res) }); err != nil {
 		return exitUsage, err
 	}
-	failed, incomplete := res.Verdict()
-	return evalExit(e, failed, incomplete), nil
+	return e.evalExit(res.Verdict()), nil
 }

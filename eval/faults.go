@@ -45,17 +45,13 @@ type Faults struct {
 type RoutesOver func(transports []http.RoundTripper) ([]execution.Route, error)
 
 // LoadFaults reads the scenario files paths name (a directory: its
-// *.toml, in name order; each path through abs) into schedules. parse is
+// *.toml, in name order) into schedules. parse is
 // the configuration's reader (config.ScenarioReader): it gets the file's
 // warden.toml part (scenario.File.ConfigTOML) and gives the engine's
 // policy and the builder of the routes. An error names the file (and, for
 // the configuration, the key).
-func LoadFaults(paths []string, abs func(string) string, parse func(name string, doc []byte) (execution.Policy, func([]http.RoundTripper) ([]execution.Route, error), error)) ([]Faults, error) {
-	var full []string
-	for _, p := range paths {
-		full = append(full, abs(p))
-	}
-	files, err := scenario.LoadAll(full)
+func LoadFaults(paths []string, parse func(name string, doc []byte) (execution.Policy, func([]http.RoundTripper) ([]execution.Route, error), error)) ([]Faults, error) {
+	files, err := scenario.LoadAll(paths)
 	if err != nil {
 		return nil, err
 	}

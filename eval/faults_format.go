@@ -16,6 +16,9 @@ func (r *FaultResult) Label() string {
 	return r.Header.Label() + "; every answer was played through each scenario's fault schedule"
 }
 
+// Write renders the result in format, one of Formats (WriteFaults).
+func (r *FaultResult) Write(w io.Writer, format string) error { return WriteFaults(w, format, r) }
+
 // WriteFaults renders the result in format, one of Formats.
 func WriteFaults(w io.Writer, format string, r *FaultResult) error {
 	switch format {

@@ -47,7 +47,7 @@ func faultRun(t *testing.T, wrap func(i int, p execution.Provider) execution.Pro
 	if err != nil {
 		t.Fatal(err)
 	}
-	faults, err := eval.LoadFaults([]string{filepath.Join(shipped, "faults")}, func(p string) string { return p },
+	faults, err := eval.LoadFaults([]string{filepath.Join(shipped, "faults")},
 		func(name string, doc []byte) (execution.Policy, func([]http.RoundTripper) ([]execution.Route, error), error) {
 			c, err := config.Parse(name, doc)
 			if err != nil {

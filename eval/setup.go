@@ -7,6 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
+	"os"
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/related"
@@ -29,7 +31,10 @@ type Config struct {
 	Context *related.Options // context beyond the hunk; nil for none
 	Replay  string           // answer every request from this recording
 	Record  string           // save every model answer here (not with Replay)
-	Logger  *slog.Logger
+	// Faults are scenario files (or directories of them) whose fault
+	// schedules play while Replay is replayed (RunFaults).
+	Faults []string
+	Logger *slog.Logger
 }
 
 // Prepared is what a run scores: the corpus's cases, the chosen skills
@@ -58,7 +63,59 @@ func Prepare(ctx context.Context, c Config) (*Prepared, error) {
 	if p.Skills, p.Unused, err = review.ChooseSkills(c.Skills, c.Setup.Configured, c.Only); err != nil {
 		return nil, err
 	}
+	if fi, err := os.Stat(c.Replay); c.Replay != "" && (err != nil || !fi.IsDir()) {
+		return nil, fmt.Errorf("eval: --replay %s: not a directory of recorded answers", c.Replay)
+	}
 	return p, nil
+}
+
+// Report is a finished run as the command line shows it.
+type Report interface {
+	// Write renders the run in format, one of Formats.
+	Write(w io.Writer, format string) error
+	// Verdict says, each as one line ("" for none), what a CI gate fails
+	// on and, else, what makes the scores incomplete.
+	Verdict() (failed, incomplete string)
+}
+
+// scored is a run of Score: its result, its comparison with the baseline
+// and the judgement of both.
+type scored struct {
+	res                *Result
+	cmp                *Comparison
+	failed, incomplete string
+}
+
+func (s scored) Write(w io.Writer, format string) error { return Write(w, format, s.res, s.cmp) }
+func (s scored) Verdict() (failed, incomplete string)   { return s.failed, s.incomplete }
+
+// Score runs the prepared eval on routes (Run) and judges it against the
+// baseline, if any, with th (Judge).
+func (c Config) Score(ctx context.Context, p *Prepared, routes []execution.Route, th Thresholds) (Report, error) {
+	if err := CheckRoutes(routes); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	res, err := Run(ctx, p.Cases, c.Options(p, routes))
+	if err != nil {
+		return nil, err
+	}
+	cmp, failed, incomplete := p.Judge(res, th, c.Baseline)
+	return scored{res, cmp, failed, incomplete}, nil
+}
+
+// RunFaults replays the prepared eval with no faults, with base's policy
+// and routes, then under each schedule of c.Faults, read by parse
+// (LoadFaults, RunFaults).
+func (c Config) RunFaults(ctx context.Context, p *Prepared, parse func(name string, doc []byte) (execution.Policy, func([]http.RoundTripper) ([]execution.Route, error), error), base Faults) (Report, error) {
+	faults, err := LoadFaults(c.Faults, parse)
+	if err != nil {
+		return nil, fmt.Errorf("eval: --faults: %w", err)
+	}
+	res, err := RunFaults(ctx, p.Cases, base, faults, c.FaultOptions(p))
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	return res, nil
 }
 
 // Options are the run's options on routes: the prepared skills, the

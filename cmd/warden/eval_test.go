@@ -121,7 +121,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"no corpus", []string{"eval", "--replay", "recording"}, "eval: no corpus"},
 		{"both modes", []string{"eval", "--replay", "a", "--record", "b", "corpus"}, "cannot be used together"},
 		{"sarif", []string{"eval", "--format", "sarif", "corpus"}, `--format "sarif"`},
-		{"missing replay dir", []string{"eval", "--config", "warden.toml", "--skills", ".", "--replay", "nope", "corpus"}, "--replay nope: not a directory"},
+		{"missing replay dir", []string{"eval", "--config", "warden.toml", "--skills", ".", "--replay", "nope", "corpus"}, "--replay " + filepath.Join(shippedEval, "nope") + ": not a directory"},
 		{"diff not against files", []string{"eval", "--config", "warden.toml", "--skills", ".", "--replay", "recording", broken}, "change.diff line 6 does not match files/stats/sum.go"},
 		{"unknown key", []string{"eval", "--config", "warden.toml", "--replay", "recording", unknown}, "case.toml"},
 		{"no case", []string{"eval", "--config", "warden.toml", "--replay", "recording", "recording"}, "no case"},

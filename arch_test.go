@@ -51,7 +51,7 @@ var allowed = map[string][]string{
 	// touches no process state (TestCLITouchesNoProcess).
 	"cli":                  {module + "/action", module + "/eval", module + "/report", module + "/review", "github.com/agnivade/levenshtein"},
 	"workdiff":             {module + "/hunks", module + "/internal/gitrepo", module + "/review"},
-	"eval":                 {module + "/review", module + "/hunks", module + "/skills", module + "/execution", module + "/related", "github.com/pelletier/go-toml/v2"},
+	"eval":                 {module + "/review", module + "/hunks", module + "/skills", module + "/execution", module + "/related", module + "/scenario", module + "/internal/gitrepo", "github.com/pelletier/go-toml/v2"},
 	"scenario":             {module + "/execution", module + "/review", module + "/internal/fakeopenai", "github.com/pelletier/go-toml/v2"},
 	"internal/evalmodel":   {module + "/internal/fakeopenai"},
 	"internal/gitrepo":     {module + "/secrets"},

@@ -79,7 +79,7 @@ var DiffArgs = []string{
 	"-c", "color.ui=never", "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "-C",
 }
 
-// started counts the git processes command made.
+// started counts the git processes commandEnv made.
 var started atomic.Int64
 
 // Started is the number of git processes this package has started since
@@ -87,13 +87,23 @@ var started atomic.Int64
 // tells that reading a change costs a few processes, not one per file.
 func Started() int64 { return started.Load() }
 
-// command is the one place a git process is made: every function of the
-// package runs git through it.
+// command is git in dir with the process's environment.
 func command(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	return commandEnv(ctx, nil, dir, args...)
+}
+
+// commandEnv is git in dir with env as its environment (nil: the
+// process's), its pager and language fixed: the one place a git process is
+// made (every function of the package runs git through it), so Started
+// counts them all.
+func commandEnv(ctx context.Context, env []string, dir string, args ...string) *exec.Cmd {
 	started.Add(1)
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	if env == nil {
+		env = os.Environ()
+	}
 	// Never a prompt for credentials: a fetch that needs them fails.
-	cmd.Env = append(os.Environ(), "GIT_PAGER=cat", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = append(env[:len(env):len(env)], "GIT_PAGER=cat", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
 	return cmd
 }
 
@@ -110,9 +120,16 @@ func TopLevel(ctx context.Context, dir string) string {
 // Output runs git in dir and returns its standard output; a failure names
 // the command and quotes git's own message.
 func Output(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return OutputEnv(ctx, nil, dir, args...)
+}
+
+// OutputEnv is Output with env as git's whole environment (nil: the
+// process's): a caller that is given its environment, such as `warden
+// eval` fetching a corpus with the user's git configuration, passes it.
+func OutputEnv(ctx context.Context, env []string, dir string, args ...string) ([]byte, error) {
 	var stderr bytes.Buffer
 	stdout := &cappedBuffer{limit: MaxOutput}
-	cmd := command(ctx, dir, args...)
+	cmd := commandEnv(ctx, env, dir, args...)
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	err := cmd.Run()
 	if stdout.over {

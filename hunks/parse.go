@@ -48,12 +48,12 @@ func Parse(r io.Reader) ([]*File, error) {
 // first s.keep changed lines (cutFile) and the count of what was cut off.
 func parse(s *section, fn func(*File, tail)) error {
 	// A file that was cut waits for the sections that continue it.
-	var cutFile *File
-	var cutTail tail
+	var pending *File
+	var pendingTail tail
 	flush := func() {
-		if cutFile != nil {
-			fn(cutFile, cutTail)
-			cutFile = nil
+		if pending != nil {
+			fn(pending, pendingTail)
+			pending = nil
 		}
 	}
 	for first := true; ; first = false {
@@ -81,12 +81,12 @@ func parse(s *section, fn func(*File, tail)) error {
 			}
 			switch {
 			case keep < 0:
-				cutTail.changed += cut.changed
-				cutTail.added += cut.added + s.short
+				pendingTail.changed += cut.changed
+				pendingTail.added += cut.added + s.short
 				continue
 			case keep > 0:
 				flush()
-				cutFile, cutTail = f, tail{changed: cut.changed, added: cut.added + s.short}
+				pending, pendingTail = f, tail{changed: cut.changed, added: cut.added + s.short}
 				continue
 			}
 			flush()

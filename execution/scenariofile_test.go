@@ -120,6 +120,7 @@ type scRetry struct {
 	MaxRetryAfter    span     `toml:"max_retry_after"`
 	BudgetRatio      *float64 `toml:"budget_ratio"`
 	MaxPerItem       *int     `toml:"max_per_item"`
+	OutagePatience   span     `toml:"outage_patience"`
 }
 
 // scRoute is warden.toml's [[routes]] plus the route's fault schedule.
@@ -171,7 +172,8 @@ type scFault struct {
 	Headers      map[string]string `toml:"headers"`   // e.g. Retry-After
 	Hang         bool              `toml:"hang"`      // never answer (no headers)
 	Keepalive    span              `toml:"keepalive"` // streaming hang: a keep-alive comment every keepalive
-	Mode         string            `toml:"mode"`      // "stall", "trickle", "empty", "tokens", "stream_error"
+	Mode         string            `toml:"mode"`      // "stall", "trickle", "empty", "tokens", "stream_error", "truncate"
+	Content      string            `toml:"content"`   // a good answer's text; "": the output contract's {"findings":[]}
 	Every        span              `toml:"every"`     // the mode's interval
 	Count        int               `toml:"count"`     // "tokens": how many
 }
@@ -212,6 +214,7 @@ type scBounds struct {
 	MaxItemWall     span                     `toml:"max_item_wall"`      // the longest item
 	MaxAbandoned    *int                     `toml:"max_abandoned"`      // calls cut by the client that would have completed within abandoned_within
 	AbandonedWithin span                     `toml:"abandoned_within"`   // 0: whenever
+	FailedClass     string                   `toml:"failed_class"`       // the class every failed item ends with (timeout, bad_response, ...)
 	Routes          map[string]scRouteBounds `toml:"route"`
 }
 
@@ -281,7 +284,7 @@ func loadScenario(path string) (*scenarioFile, error) {
 				return nil, bad("route %q fault %d: latency needs p and values of the same length ≥ 2, p rising from 0 to 1", r.Name, i+1)
 			}
 			switch f.Mode {
-			case "", "stall", "trickle", "empty", "tokens", "stream_error":
+			case "", "stall", "trickle", "empty", "tokens", "stream_error", "truncate":
 			default:
 				return nil, bad("route %q fault %d: unknown mode %q", r.Name, i+1, f.Mode)
 			}
@@ -415,8 +418,20 @@ func configOf(path string, data []byte) (*config.File, error) {
 	return cfg, nil
 }
 
+// contractAnswer is a healthy answer's text: the output contract of a
+// review with no findings.
+const contractAnswer = `{"findings":[]}`
+
+// acceptContract is the items' check of an answer: the review's own parser
+// of the output contract (review.ParseAnswer), so a route whose model
+// answers prose (a fault's content) fails as it would in a review.
+func acceptContract(resp *execution.Response) error {
+	_, err := review.ParseAnswer(resp.Content)
+	return err
+}
+
 // items builds the file's items: a system message and a user message of
-// the group's size.
+// the group's size, whose answers must follow the output contract.
 func (sc *scenarioFile) items() []execution.Item {
 	var out []execution.Item
 	maxTokens := sc.cfg.Setup().MaxTokens
@@ -433,7 +448,7 @@ func (sc *scenarioFile) items() []execution.Item {
 					{Role: "user", Content: head + body},
 				},
 				MaxTokens: maxTokens,
-			}})
+			}, Accept: acceptContract})
 		}
 	}
 	return out
@@ -458,7 +473,7 @@ func (r scRoute) script(start time.Duration, inFlight func() int) func(n int, at
 			total += cmp.Or(f.Weight, 1)
 		}
 		if len(held) == 0 {
-			return reply{Delay: time.Second}
+			return reply{Delay: time.Second, Content: contractAnswer}
 		}
 		pick := unit(seed, n) * total
 		f := held[len(held)-1]
@@ -472,6 +487,7 @@ func (r scRoute) script(start time.Duration, inFlight func() int) func(n int, at
 		rp := reply{
 			Delay: time.Duration(f.Delay), Hang: f.Hang, Keepalive: time.Duration(f.Keepalive), Status: f.Status, Header: f.Headers,
 			Code: f.Code, Mode: f.Mode, Every: time.Duration(f.Every), Count: f.Count, StreamError: f.Mode == "stream_error",
+			Content: cmp.Or(f.Content, contractAnswer),
 		}
 		if f.Latency != nil {
 			rp.Delay = f.Latency.sample(unit(f.Latency.Seed, n))
@@ -503,12 +519,47 @@ func (sc *scenarioFile) world(t testing.TB) (*world, execution.Policy) {
 	w := newWorld(t, specs)
 	copy(servers, w.servers)
 	p := sc.policy()
-	for i := range sc.Routes {
+	for i, r := range sc.Routes {
 		rt := sc.cfg.Routes[i].EngineRoute() // every key of the route as warden.toml gives it
 		rt.Provider = w.routes[i].Provider
+		if r.ProbeAPIKeyEnv != "" { // the probe-designated key, as config wires it
+			rt.ProbeProvider = w.servers[i].provider(t, probeKey(r.Name))
+		}
 		w.routes[i] = rt
 	}
 	return w, p
+}
+
+// probeKey is the probe-designated key of a route that names
+// probe_api_key_env.
+func probeKey(route string) string { return "sk-probe-" + route }
+
+// probeIdentities checks who every call said it was: the engine's health
+// probes carry the route's probe key (when it names probe_api_key_env) and
+// its probe model (probe_model, else its model), the standard's identified
+// probes; every other call the route's own key and model.
+func (sc *scenarioFile) probeIdentities(w *world) []string {
+	var bad []string
+	for i, r := range sc.Routes {
+		rt := w.routes[i]
+		for n, c := range w.servers[i].identities() {
+			key, model := routeKey, rt.Model
+			if c.probe {
+				model = cmp.Or(rt.ProbeModel, rt.Model)
+				if r.ProbeAPIKeyEnv != "" {
+					key = probeKey(r.Name)
+				}
+			}
+			if c.auth != "Bearer "+key || c.model != model {
+				what := "call"
+				if c.probe {
+					what = "probe"
+				}
+				bad = append(bad, fmt.Sprintf("route %s %s %d: model %q with key %q, want %q with %q", r.Name, what, n, c.model, strings.TrimPrefix(c.auth, "Bearer "), model, key))
+			}
+		}
+	}
+	return bad
 }
 
 // figures are what a run of a scenario measured, for either policy.
@@ -522,6 +573,7 @@ type figures struct {
 	routeCalls      map[string]int // requests each route's server saw
 	opens           map[string]int // breaker openings (warden only)
 	beforeOpen      map[string]int // requests sent before the first opening (warden only)
+	classes         map[string]int // failed items by class (warden only)
 	abandoned       []time.Duration
 }
 
@@ -574,7 +626,14 @@ func runScenario(t *testing.T, sc *scenarioFile) *figures {
 	}
 	its := sc.items()
 	results := e.Run(t.Context(), its, nil)
-	f := &figures{wall: time.Since(w.origin), items: len(its), opens: map[string]int{}, beforeOpen: map[string]int{}}
+	f := &figures{wall: time.Since(w.origin), items: len(its), opens: map[string]int{}, beforeOpen: map[string]int{}, classes: map[string]int{}}
+	// Let the fake servers settle before reading them: the calls the end
+	// of the review cut are recorded by their handlers, which run after
+	// Run has returned (issue 22: "abandoned" was 0 or 8 by chance).
+	synctest.Wait()
+	for _, msg := range sc.probeIdentities(w) {
+		t.Errorf("%s: %s", sc.name, msg)
+	}
 	// What holds in every scenario: no call inside a cool-down or after
 	// the route was disabled, none while its breaker was open (but the
 	// one probe), one result per item.
@@ -594,6 +653,7 @@ func runScenario(t *testing.T, sc *scenarioFile) *figures {
 			f.reviewed++
 		case execution.StatusFailed:
 			f.failed++
+			f.classes[r.Class.String()]++
 		}
 	}
 	firstOpen := map[string]time.Duration{}
@@ -644,6 +704,13 @@ func (b *scBounds) check(f *figures, warden bool) []string {
 	}
 	if b.MaxItemWall > 0 && f.maxItem > time.Duration(b.MaxItemWall) {
 		fail("longest item %v, want ≤ %v", f.maxItem, time.Duration(b.MaxItemWall))
+	}
+	if want := b.FailedClass; want != "" && warden {
+		for c, n := range f.classes {
+			if c != want {
+				fail("%d failed items ended %s, want every failed item to end %s", n, c, want)
+			}
+		}
 	}
 	if b.MaxAbandoned != nil {
 		n := 0

@@ -272,14 +272,18 @@ func TestReviewDiffAgainstLoopbackModel(t *testing.T) {
 	if strings.Contains(res.stdout+res.stderr, key) {
 		t.Errorf("the API key appears in warden's output")
 	}
-	if want := fmt.Sprintf("%d/%d items done", r.Summary.Planned, r.Summary.Planned); !strings.Contains(res.stderr, want) {
-		t.Errorf("stderr has no progress line %q:\n%s", want, res.stderr)
+	// Standard error is not a terminal here: no progress without -v.
+	if strings.Contains(res.stderr, "items done") {
+		t.Errorf("progress on a standard error that is not a terminal, without -v:\n%s", res.stderr)
 	}
 
-	// The same review with a higher threshold passes.
-	res = runWarden(t, dir, model.env(key), "", "review", "--diff", diff, "--format", "json", "--skill", "code-review", "--fail-on", "critical")
+	// The same review with a higher threshold passes; -v shows the progress.
+	res = runWarden(t, dir, model.env(key), "", "review", "-v", "--diff", diff, "--format", "json", "--skill", "code-review", "--fail-on", "critical")
 	if res.code != exitOK {
 		t.Errorf("exit with --fail-on critical = %d, want 0; stderr:\n%s", res.code, res.stderr)
+	}
+	if want := fmt.Sprintf("%d/%d items done", r.Summary.Planned, r.Summary.Planned); !strings.Contains(res.stderr, want) {
+		t.Errorf("stderr under -v has no progress line %q:\n%s", want, res.stderr)
 	}
 }
 

@@ -419,6 +419,9 @@ func (e *Engine) runItem(caller, work context.Context, st *itemState) (res Resul
 		if res.Class == ClassCancelled {
 			res.Class = ClassTimeout
 		}
+		if st.lastSent >= 0 && st.attempts[st.lastSent].Class == res.Class {
+			res.Err = st.attempts[st.lastSent].Err // the route given up for what this item's call met: that error is the real one
+		}
 	default:
 		res.Class, res.Err = ClassTimeout, context.Cause(itemCtx)
 	}

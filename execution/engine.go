@@ -46,7 +46,9 @@ type Route struct {
 	// DefaultBreakerSettings.
 	Breaker BreakerSettings
 	// FirstTokenTimeout and IdleTimeout are the streaming watchdogs of a
-	// Stream route; zero picks the defaults documented at StreamTimeouts.
+	// Stream route: zero is no first-token watchdog (it is opt-in: the
+	// seeds' healthy backends take 25 s to a first token) and the default
+	// 30 s idle one (StreamTimeouts).
 	FirstTokenTimeout time.Duration
 	IdleTimeout       time.Duration
 

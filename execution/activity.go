@@ -56,18 +56,19 @@ func (st *itemState) sending(r *routeState, kind AttemptKind, deadline time.Dura
 	st.doing.mu.Unlock()
 }
 
-// live registers a started item with its Run, for Activity; the returned
-// function unregisters it.
-func (rs *runState) live(st *itemState) func() {
+// live registers a started item with its Run, for Activity.
+func (rs *runState) live(st *itemState) {
 	rs.mu.Lock()
 	rs.items = append(rs.items, st)
 	rs.mu.Unlock()
-	return func() {
-		rs.mu.Lock()
-		defer rs.mu.Unlock()
-		if i := slices.Index(rs.items, st); i >= 0 {
-			rs.items = slices.Delete(rs.items, i, i+1)
-		}
+}
+
+// ended unregisters an item that live registered.
+func (rs *runState) ended(st *itemState) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if i := slices.Index(rs.items, st); i >= 0 {
+		rs.items = slices.Delete(rs.items, i, i+1)
 	}
 }
 

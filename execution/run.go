@@ -310,7 +310,8 @@ func (e *Engine) cannotStart(ctx context.Context, rs *runState) (Result, bool) {
 // runItemSafe runs one item and turns a panic into that item's failure.
 func (e *Engine) runItemSafe(caller, work context.Context, rs *runState, index int, it Item) (res Result) {
 	st := &itemState{rs: rs, item: it, lastSent: -1, lastReject: -1, log: e.log, index: index}
-	defer rs.live(st)()
+	rs.live(st)
+	defer rs.ended(st)
 	defer func() {
 		if v := recover(); v != nil {
 			err := &PanicError{Value: v, Stack: debug.Stack()}
@@ -561,7 +562,6 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 		}
 		e.chargeAttempt(st, r, &req, resp, err, a.Usage)
 		a.Class, a.Err = e.classifyAttempt(caller, itemCtx, err)
-		var pe *PanicError
 		if a.Class == ClassTimeout && !serverTimeout(a.Err) {
 			a.Err = &TimeoutError{Route: r.r.Name, Base: base, Effective: eff, Deadline: a.Deadline, Elapsed: a.Duration, Err: a.Err}
 		}
@@ -595,7 +595,7 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 				return outFail, nil
 			}
 			return outStop, nil
-		case errors.As(a.Err, &pe):
+		case isPanic(a.Err):
 			a.Decision = DecisionFail
 			st.record(a)
 			return outFail, nil
@@ -659,11 +659,10 @@ func (e *Engine) chargeAttempt(st *itemState, r *routeState, req *Request, resp 
 // ClassUnknown; an error Classify does not know, once the item's own
 // deadline passed, is a timeout.
 func (e *Engine) classifyAttempt(caller, itemCtx context.Context, err error) (Class, error) {
-	var pe *PanicError
 	switch {
 	case err == nil:
 		return ClassSuccess, nil
-	case errors.As(err, &pe):
+	case isPanic(err):
 		return ClassUnknown, err
 	}
 	c := Classify(caller, err)
@@ -671,6 +670,12 @@ func (e *Engine) classifyAttempt(caller, itemCtx context.Context, err error) (Cl
 		c = ClassTimeout
 	}
 	return c, err
+}
+
+// isPanic reports an error that is a recovered panic (*PanicError).
+func isPanic(err error) bool {
+	var pe *PanicError
+	return errors.As(err, &pe)
 }
 
 // serverTimeout reports a 408 the server sent (it answered), as opposed to

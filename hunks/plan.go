@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/org/warden/secrets"
 )
 
 // The defaults of Options, used for a zero (or negative) value.
@@ -162,6 +164,9 @@ func Prepare(files []*File, opts Options) (*Plan, error) {
 // filter returns the candidate for f, or the reason it is not reviewed.
 func filter(f *File, ignore rules, source func(string) ([]byte, error)) (*candidate, string) {
 	p := f.Path()
+	if kind := secrets.Withheld(p); kind != "" {
+		return nil, "secret:" + kind
+	}
 	r, matched := ignore.lastMatch(p)
 	if matched && !r.negate {
 		return nil, "ignored:" + r.pattern

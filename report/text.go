@@ -74,7 +74,9 @@ func writeText(buf *bytes.Buffer, r *review.Report, opts Options) error {
 	c := countItems(r)
 	buf.WriteString(p.paint(outcomeColor(r.Outcome), "warden: "+longHeadline(r)) + "\n")
 
+	textWithheld(buf, r, p)
 	if r.Outcome == review.OutcomeDryRun {
+		textFindings(buf, r, opts, p) // the secrets', made without a model
 		textIgnored(buf, r, p)
 		textPlan(buf, r, p)
 		for _, l := range verificationLines(r) {
@@ -165,6 +167,18 @@ func textNotReviewed(buf *bytes.Buffer, r *review.Report, c counts, p palette) {
 			cell(it.Route), cell(it.Skill), cell(textLoc(it.Path, it.StartLine, it.EndLine)))
 	}
 	tw.Flush()
+}
+
+// textWithheld says what the review kept from the models (withheldLines).
+func textWithheld(buf *bytes.Buffer, r *review.Report, p palette) {
+	lines := withheldLines(r)
+	if len(lines) == 0 {
+		return
+	}
+	buf.WriteString("\n" + p.paint(sgrBold, "Withheld from the models (secrets)") + "\n")
+	for _, l := range lines {
+		buf.WriteString("  " + sanitize(l, false) + "\n")
+	}
 }
 
 // cell is one tabwriter cell: a single line without tabs.

@@ -9,7 +9,8 @@
 // Outcome, Item, Report, and the Publisher interface that report sinks
 // implement.
 //
-// It may import execution, hunks and skills. It must not import report,
+// It may import execution, hunks, skills, related and secrets (which it
+// asks what no request may carry: secrets.go). It must not import report,
 // cmd/warden, go-openai, go-github or doublestar, and it reads no
 // environment, flags or files: cmd/warden hands it values.
 package review

@@ -163,24 +163,7 @@ func Diagnose(r *Report) []Diagnosis {
 	}
 	for i, it := range r.Items {
 		if it.Status == StatusFailed && it.Route != "" {
-			switch {
-			case it.AnswerProblem == ProblemNotContract:
-				e := evidence(it.Route)
-				e.notContract++
-				if e.excerpt == "" {
-					e.excerpt = it.Answer
-				}
-			case it.AnswerProblem != "" && it.Reason == execution.ClassBadResponse.String():
-				e := evidence(it.Route)
-				e.badAnswer++
-				if e.badProblem == "" {
-					e.badProblem = it.AnswerProblem
-				}
-			case slices.Contains(stopReasons, it.Reason):
-				evidence(it.Route).stopped[it.Reason]++
-			default:
-				evidence(it.Route).failed[it.Reason]++
-			}
+			evidence(it.Route).failedItem(it)
 		}
 		if req := it.Request; req > 0 {
 			if seen[req] {
@@ -219,6 +202,28 @@ func Diagnose(r *Report) []Diagnosis {
 		}
 	}
 	return out
+}
+
+// failedItem notes what a failed item whose last call was on the route
+// says: an answer that was not the output contract, another unusable
+// answer, what stopped it, or its class.
+func (e *routeEvidence) failedItem(it Item) {
+	switch {
+	case it.AnswerProblem == ProblemNotContract:
+		e.notContract++
+		if e.excerpt == "" {
+			e.excerpt = it.Answer
+		}
+	case it.AnswerProblem != "" && it.Reason == execution.ClassBadResponse.String():
+		e.badAnswer++
+		if e.badProblem == "" {
+			e.badProblem = it.AnswerProblem
+		}
+	case slices.Contains(stopReasons, it.Reason):
+		e.stopped[it.Reason]++
+	default:
+		e.failed[it.Reason]++
+	}
 }
 
 // providerWide finds timed-out calls on different routes at once.

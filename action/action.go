@@ -34,6 +34,10 @@ type Services struct {
 	// runner's temporary directory (RUNNER_TEMP), "" for the system's.
 	Workspace  string
 	RunnerTemp string
+	// Git is where the checkout fetches what it lacks (the base revision,
+	// history down to the merge base): its origin, with the github-token
+	// for the GitHub server's URLs (GITHUB_SERVER_URL).
+	Git gitrepo.Remote
 	// Owner and Repo name the repository (GITHUB_REPOSITORY).
 	Owner, Repo string
 	Version     string
@@ -67,6 +71,13 @@ type PlanRequest struct {
 	// Narrow, when set, narrows the planned chunks (an incremental
 	// review on a push).
 	Narrow func(*hunks.Plan) *hunks.Plan
+	// Instructions is the base revision's tree the repository's
+	// instructions (AGENTS.md, CLAUDE.md, Copilot's, [[instructions]]
+	// files) are read from, never the pull request's; InstructionsFrom
+	// names it, InstructionsNotRead says why it is nil.
+	Instructions        fs.FS
+	InstructionsFrom    string
+	InstructionsNotRead string
 }
 
 // Job is a planned review, ready to run.
@@ -187,16 +198,18 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 		a.complete(ctx, pub, out)
 		return a.skip(out.Title)
 	}
-	ch, err := readChange(ctx, a.svc.Workspace, pr, a.svc.GitHub, a.svc.Stderr)
+	ch, err := readChange(ctx, a.svc.Workspace, a.svc.Git, pr, a.svc.GitHub, a.svc.Stderr)
 	if err != nil {
 		return fail(err)
 	}
 	bot := a.botSteps(ctx, ev, pr, opts, tc.cfg.Secrets)
-	job, err := tc.cfg.Plan(ctx, PlanRequest{
+	req := PlanRequest{
 		Skills: tc.skills, Change: ch, Info: review.Change{Title: pr.Title, Body: pr.Body},
 		Thresholds: a.in.Thresholds, SkillNames: orSkills(opts.skills, a.in.Skills), Budget: a.in.Budget,
 		Cache: bot.cache, Narrow: bot.narrow,
-	})
+	}
+	req.Instructions, req.InstructionsFrom, req.InstructionsNotRead = tc.instructions()
+	job, err := tc.cfg.Plan(ctx, req)
 	var noKey *review.MissingKeyError
 	if errors.As(err, &noKey) && pr.Fork {
 		return a.forkWithoutKey(ctx, pub, noKey)
@@ -281,7 +294,7 @@ func (a *runner) trust(ctx context.Context, pr *PullRequest) (*trusted, error) {
 	if tc.notRead != "" {
 		a.gha.Warningf("warden: %s", tc.notRead)
 	} else {
-		fmt.Fprintf(a.svc.Stderr, "warden: configuration: %s; skills: the built-ins and those of the base revision (the pull request's own are not used)\n", tc.from)
+		fmt.Fprintf(a.svc.Stderr, "warden: configuration: %s; skills: the built-ins and those of the base revision; instructions (AGENTS.md, ...): the base revision's (the pull request's own are not used)\n", tc.from)
 	}
 	for _, w := range tc.warnings {
 		a.gha.Warningf("warden: %s", w)

@@ -28,6 +28,20 @@ const (
 	ProgressLog
 )
 
+// ProgressModeFor is the mode for a standard error that is a terminal or
+// not, under -v or not, in the GitHub Action's log or not: rewritten in
+// place on a terminal, plain calmer lines in the Action's log or under -v,
+// else nothing.
+func ProgressModeFor(terminal, verbose, actionLog bool) ProgressMode {
+	switch {
+	case terminal:
+		return ProgressTerminal
+	case verbose || actionLog:
+		return ProgressLog
+	}
+	return ProgressQuiet
+}
+
 // How often a review that is waiting says so: on a terminal at least
 // every TerminalRefresh, in a log at most every LogRefresh.
 const (

@@ -135,3 +135,22 @@ func TestProgressItemsDone(t *testing.T) {
 		}
 	})
 }
+
+func TestProgressModeFor(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		terminal, verbose, actionLog bool
+		want                         ProgressMode
+	}{
+		{true, false, false, ProgressTerminal},
+		{true, true, true, ProgressTerminal},
+		{false, false, true, ProgressLog},
+		{false, true, false, ProgressLog},
+		{false, false, false, ProgressQuiet},
+	}
+	for _, tt := range tests {
+		if got := ProgressModeFor(tt.terminal, tt.verbose, tt.actionLog); got != tt.want {
+			t.Errorf("ProgressModeFor(terminal %v, -v %v, Action %v) = %v, want %v", tt.terminal, tt.verbose, tt.actionLog, got, tt.want)
+		}
+	}
+}

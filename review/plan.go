@@ -43,6 +43,10 @@ type Options struct {
 	// Cache, when set, answers the items it has a result for without a
 	// model call (Item.Cached) and keeps every new accepted answer.
 	Cache *Cache
+	// Instructions, when set, adds the repository's instructions that
+	// apply to each chunk's path to its requests' system message
+	// (instructions.go); nil sends none.
+	Instructions *Guide
 	// Secrets finds the secrets that no request may carry: each is
 	// replaced by a placeholder before a request is built, and one on an
 	// added line is a finding of its own (Plan.Secrets). nil: the rule set
@@ -63,6 +67,9 @@ type WorkItem struct {
 	// Context is what the request carries beyond the hunk (Options.Context);
 	// nil when off.
 	Context *related.Context
+	// Instructions are the repository's instructions the request carries
+	// (Options.Instructions); nil when none are configured.
+	Instructions *AppliedInstructions
 }
 
 // Plan is what a review will do: the work items in priority order, and
@@ -70,6 +77,13 @@ type WorkItem struct {
 type Plan struct {
 	Items   []WorkItem
 	Ignored []Ignored
+	// Instructions say which of the repository's instructions the items
+	// carry (Options.Instructions); nil when none are configured.
+	Instructions *InstructionsReport
+	// SkippedSkills and SkillWarnings are what skill discovery skipped,
+	// and what it warned of in the skills that run (Prepare).
+	SkippedSkills []SkippedSkill
+	SkillWarnings []SkillWarning
 	// Secrets are the findings of secrets on the change's added lines,
 	// made without a model call; Redacted says where secrets were replaced
 	// by placeholders in the requests; Change is the pull request's text
@@ -101,6 +115,7 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	g := newGuard(opts.Secrets)
 	p := &Plan{Change: g.change(opts.Change)}
 	pr := newPrompts(p.Change, maxTokens)
+	pr.guide = opts.Instructions.redacted(g)
 	contexts := pr.gatherContexts(opts.Context, g)
 	for _, ig := range hp.Ignored {
 		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason})
@@ -137,7 +152,8 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			}
 			dl := eng.FirstDeadline(eff)
 			for _, sk := range group {
-				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff, Deadline: dl, Context: contexts[c]})
+				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff, Deadline: dl,
+					Context: contexts[c], Instructions: pr.guide.For(c.Path)})
 			}
 		}
 	}
@@ -148,6 +164,7 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			p.Ignored = append(p.Ignored, Ignored{Path: path, Reason: "skill-filter"})
 		}
 	}
+	p.Instructions = pr.guide.report(p.Items)
 	p.Secrets, p.Redacted = g.findings, g.redacted
 	return p, nil
 }

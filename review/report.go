@@ -109,8 +109,8 @@ type Item struct {
 	// changed lines" (hunks.Chunk.Why). Additive; omitted when empty.
 	Why                string     `json:"why,omitempty"`
 	Status             ItemStatus `json:"status"`
-	Reason             string     `json:"reason,omitempty"` // failure class or skip reason
-	Route              string     `json:"route,omitempty"`
+	Reason             string     `json:"reason"` // failure class or skip reason; "" when reviewed or planned (DESIGN.md §4)
+	Route              string     `json:"route"`  // the route that produced the result; "" when none did
 	TimeoutEffectiveMS int64      `json:"timeout_effective_ms"`
 	CostUSD            float64    `json:"cost_usd"`
 	Attempts           []Attempt  `json:"attempts"`
@@ -151,6 +151,11 @@ type Item struct {
 	// context is off.
 	Context      string `json:"context,omitempty"`
 	ContextChars int    `json:"context_chars,omitempty"`
+	// Instructions name the repository's instructions the item's request
+	// carries, most general first (" (cut)" after one sent only in part),
+	// InstructionsChars how many characters of them; omitted when none.
+	Instructions      []string `json:"instructions,omitempty"`
+	InstructionsChars int      `json:"instructions_chars,omitempty"`
 }
 
 // Ignored is a path that was not reviewed, and why.
@@ -360,6 +365,14 @@ type Report struct {
 	// Verification is what the optional verification pass did; nil when
 	// [review] verify is off (additive to the contract).
 	Verification *Verification `json:"verification,omitempty"`
+	// Instructions say which of the repository's instructions the requests
+	// carried and where they were read; nil when the caller configured
+	// none (additive to the contract).
+	Instructions *InstructionsReport `json:"instructions,omitempty"`
+	// SkippedSkills are the skill files the review did not run, and why;
+	// SkillWarnings what is odd in the skills it ran (additive).
+	SkippedSkills []SkippedSkill `json:"skipped_skills,omitempty"`
+	SkillWarnings []SkillWarning `json:"skill_warnings,omitempty"`
 	// Redacted lists where a secret was replaced by a placeholder in what
 	// the review sent to models (additive; omitted when nothing was). The
 	// secrets on added lines are findings too (skill SecretsSkill), and

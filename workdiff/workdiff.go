@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/internal/gitrepo"
@@ -46,6 +47,12 @@ type Options struct {
 type Change struct {
 	Files  []*hunks.File
 	Source func(path string) ([]byte, error)
+	// Against is the revision the change is made against, whose tree is
+	// trusted for the repository's instructions (the change's own text
+	// never is): HEAD for the uncommitted changes and for a --diff inside
+	// a repository, the merge base for --base; "" outside a repository or
+	// before its first commit. Why says why it is "".
+	Against, Why string
 }
 
 // Read gets the change the options name: a diff file or standard input
@@ -61,9 +68,10 @@ type Change struct {
 func Read(ctx context.Context, o Options) (*Change, error) {
 	root := cmp.Or(o.Root, o.Dir)
 	var (
-		files []*hunks.File
-		read  func(string) ([]byte, error)
-		err   error
+		files        []*hunks.File
+		read         func(string) ([]byte, error)
+		err          error
+		against, why = "HEAD", ""
 	)
 	switch {
 	case o.Diff != "":
@@ -71,13 +79,21 @@ func Read(ctx context.Context, o Options) (*Change, error) {
 			return nil, err
 		}
 		read = worktreeReader(root)
+		if err := checkRepo(ctx, o.Dir, root); err != nil {
+			against, why = "", "the diff is not read inside a git repository with a commit, whose HEAD would be trusted"
+		}
 	case o.Base != "":
 		if err := checkRepo(ctx, o.Dir, root); err != nil {
 			return nil, err
 		}
+		mb, err := gitrepo.MergeBase(ctx, root, o.Base, "HEAD")
+		if err != nil {
+			return nil, baseError(o.Base, err)
+		}
+		against = mb
 		diff, err := gitrepo.RangeDiff(ctx, root, o.Base, "HEAD")
 		if err != nil {
-			return nil, fmt.Errorf("--base %s: %v", o.Base, err)
+			return nil, baseError(o.Base, err)
 		}
 		if files, err = hunks.Parse(bytes.NewReader(diff)); err != nil {
 			return nil, fmt.Errorf("git diff %s...HEAD: %v", o.Base, err)
@@ -98,7 +114,30 @@ func Read(ctx context.Context, o Options) (*Change, error) {
 		}
 		read = worktreeReader(root)
 	}
-	return &Change{Files: files, Source: hunks.VerifiedSource(files, read)}, nil
+	return &Change{Files: files, Source: hunks.VerifiedSource(files, read), Against: against, Why: why}, nil
+}
+
+// TrustedTree opens the tree of c.Against in the repository at root, for
+// the repository's instructions, and names it ("HEAD (3b15d29)", "the
+// merge base 3b15d29"); without one, it returns nil and says why. The
+// caller closes the tree.
+func (c *Change) TrustedTree(ctx context.Context, root string) (tree *gitrepo.Tree, from, why string) {
+	if c.Against == "" {
+		return nil, "", cmp.Or(c.Why, "no revision to read them from")
+	}
+	sha, err := gitrepo.Output(ctx, root, "rev-parse", "--verify", "--quiet", c.Against+"^{commit}")
+	if err != nil {
+		return nil, "", fmt.Sprintf("%s cannot be read: %v", c.Against, err)
+	}
+	short := gitrepo.Short(strings.TrimSpace(string(sha)))
+	from = "the merge base " + short
+	if c.Against == "HEAD" {
+		from = "HEAD (" + short + ")"
+	}
+	if tree, err = gitrepo.OpenTree(ctx, root, c.Against); err != nil {
+		return nil, "", fmt.Sprintf("%s cannot be read: %v", from, err)
+	}
+	return tree, from, ""
 }
 
 // readDiff parses the diff o.Diff names: a file, or standard input (-),
@@ -171,6 +210,47 @@ func spool(r io.Reader, limit int64) (*os.File, error) {
 		return nil, err
 	}
 	return tmp, nil
+}
+
+// baseError says why --base cannot be diffed and, when the history is
+// missing rather than wrong (a shallow or single-branch clone), how to
+// fetch it.
+func baseError(base string, err error) error {
+	var he *gitrepo.HistoryError
+	if !errors.As(err, &he) {
+		return fmt.Errorf("--base %s: %v", base, err)
+	}
+	const checkout = "in GitHub Actions, check out with actions/checkout's fetch-depth: 0"
+	switch {
+	case errors.Is(he, gitrepo.ErrNoMergeBase) && he.Shallow:
+		return fmt.Errorf("--base %s: no common ancestor of %s and HEAD in the local history: this is a shallow clone "+
+			"(git clone --depth, or actions/checkout's default fetch-depth: 1), so the commit where HEAD left %s was not fetched; "+
+			"fetch more history with git fetch --deepen=100 (again until this works) or git fetch --unshallow; %s",
+			base, base, base, checkout)
+	case errors.Is(he, gitrepo.ErrNoMergeBase):
+		return fmt.Errorf("--base %s: %s and HEAD have no common ancestor (unrelated histories)", base, base)
+	case he.Rev != base: // HEAD itself: checkRepo rules that out first
+		return fmt.Errorf("--base %s: %v", base, he)
+	case he.Shallow:
+		return fmt.Errorf("--base %s: no revision %q in this clone, which is shallow and may hold only the branch it checked out "+
+			"(git clone --depth, or actions/checkout's default fetch-depth: 1): fetch it with its history, %s; %s",
+			base, base, fetchHint(base, he.Remote, "--unshallow "), checkout)
+	case he.Remote == "":
+		return fmt.Errorf("--base %s: no branch, tag or commit %q in this repository", base, base)
+	}
+	return fmt.Errorf("--base %s: no revision %q in this repository (a branch only the remote has? %s)", base, base, fetchHint(base, he.Remote, ""))
+}
+
+// fetchHint is the git command that fetches the branch a --base names from
+// remote into a remote-tracking branch (also in a single-branch clone,
+// whose fetch refspec covers one branch), and the --base to use after it.
+func fetchHint(base, remote, opts string) string {
+	remote = cmp.Or(remote, "origin")
+	branch := strings.TrimPrefix(base, remote+"/")
+	if strings.ContainsAny(branch, "~^:@{} ") || gitrepo.IsSHA(branch) || branch == "" {
+		return "git fetch " + opts + remote // not a branch name: fetch everything
+	}
+	return fmt.Sprintf("git fetch %s%s %s:refs/remotes/%s/%s, then --base %s/%s", opts, remote, branch, remote, branch, remote, branch)
 }
 
 // checkRepo says what is wrong when the working directory cannot give a

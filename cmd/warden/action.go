@@ -28,7 +28,7 @@ func runAction(ctx context.Context, e *env, o *cli.Action) (int, error) {
 		return exitUsage, &usageError{err}
 	}
 	e.dir, e.root = svc.Workspace, svc.Workspace
-	svc.Runner, svc.Stdout, svc.Stderr, svc.Version = gha, e.stdout, e.stderr, version
+	svc.Runner, svc.Stdout, svc.Stderr, svc.Version = gha, e.stdout, e.stderr, wardenBuild().Version
 	svc.Configure = func(name string, data []byte) (*action.Config, error) { return actionConfig(e, name, data) }
 	res, err := action.Run(ctx, in, ev, svc)
 	if err != nil {
@@ -78,7 +78,8 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			}
 			job, err := planReview(e, cfg, &change{files: r.Change.Files, source: r.Change.Source, ignored: r.Change.Ignored}, config.ReviewSettings{
 				Thresholds: r.Thresholds, SkillNames: r.SkillNames, Skills: r.Skills, Change: r.Info,
-				Cache: r.Cache, Narrow: r.Narrow,
+				Cache: r.Cache, Narrow: r.Narrow, Instructions: r.Instructions,
+				InstructionsFrom: r.InstructionsFrom, InstructionsNotRead: r.InstructionsNotRead,
 			}, false)
 			if err != nil {
 				return nil, err

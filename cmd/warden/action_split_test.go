@@ -124,7 +124,7 @@ func TestActionSplitAnalyzeThenReport(t *testing.T) {
 		t.Errorf("report-file output = %q, want the report-path input %q", got, h.env["INPUT_REPORT_PATH"])
 	}
 	doc := h.readReport()
-	want := map[string]any{"repository": testOwner + "/" + testRepo, "pull_request": float64(testPR), "head_sha": h.pr.HeadSHA, "base_sha": h.pr.BaseSHA, "warden_version": version}
+	want := map[string]any{"repository": testOwner + "/" + testRepo, "pull_request": float64(testPR), "head_sha": h.pr.HeadSHA, "base_sha": h.pr.BaseSHA, "warden_version": wardenBuild().Version}
 	origin, _ := doc["origin"].(map[string]any)
 	for k, v := range want {
 		if origin[k] != v {
@@ -206,6 +206,16 @@ func TestActionReportRejectsForgedReports(t *testing.T) {
 			}
 			doc["findings"] = many
 		}, mention: "more than 10000"},
+		{name: "long skipped skill message", report: func(_ *actionHarness, doc map[string]any) {
+			doc["skipped_skills"] = []any{map[string]any{"skill": "x", "file": "x.md", "reason": "broken", "message": strings.Repeat("x", 20000)}}
+		}, mention: "skipped_skills[0]: text longer than warden writes"},
+		{name: "too many instruction sources", report: func(_ *actionHarness, doc map[string]any) {
+			many := make([]any, 10001)
+			for i := range many {
+				many[i] = map[string]any{"source": "AGENTS.md", "applies_to": "every file", "chars": 1, "items": 1}
+			}
+			doc["instructions"] = map[string]any{"mode": "auto", "max_chars": 6000, "sources": many}
+		}, mention: "instructions: more than 10000 sources"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,12 +21,14 @@ func runReview(ctx context.Context, e *env, o *cli.Review) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	ch, err := readChange(ctx, e, o)
+	ch, err := readChange(ctx, e, o, cfg.Setup().Instructions.Mode != review.InstructionsOff)
 	if err != nil {
 		return exitUsage, err
 	}
-	job, err := planReview(e, cfg, ch, config.ReviewSettings{Thresholds: o.FailOn, SkillNames: o.Skills, DryRun: o.DryRun,
-		Cache: config.LocalResultsCache(e.getenv)}, o.Verbose)
+	s := ch.trusted // the instructions' tree, read while planning
+	s.Thresholds, s.SkillNames, s.DryRun, s.Cache = o.FailOn, o.Skills, o.DryRun, config.LocalResultsCache(e.getenv)
+	job, err := planReview(e, cfg, ch, s, o.Verbose)
+	ch.close()
 	if err != nil {
 		return exitUsage, err
 	}
@@ -60,7 +62,7 @@ func runReview(ctx context.Context, e *env, o *cli.Review) (int, error) {
 func planReview(e *env, cfg *fileConfig, ch *change, s config.ReviewSettings, verbose bool) (*review.Job, error) {
 	s.Logger = e.logger(verbose)
 	s.Logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
-	s.Root, s.Getenv, s.Version = cmp.Or(e.root, e.dir), e.getenv, version
+	s.Root, s.Getenv, s.Version = cmp.Or(e.root, e.dir), e.getenv, wardenBuild().Version
 	s.Held = e.held()
 	job, err := cfg.PrepareReview(ch.files, ch.source, ch.ignored, s)
 	if job != nil {
@@ -75,7 +77,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s config.ReviewSettings, ve
 // writeReport renders the report to --output or standard output.
 func writeReport(e *env, o *cli.Review, r *review.Report) error {
 	return writeOutput(e, o.Output, func(w io.Writer) error {
-		ropts := report.Options{ToolVersion: version}
+		ropts := report.Options{ToolVersion: wardenBuild().Version}
 		if o.Output == "" {
 			ropts.Color = isTerminal(e.stdout) && e.getenv("NO_COLOR") == ""
 		}
@@ -99,18 +101,9 @@ func writeOutput(e *env, output string, render func(io.Writer) error) error {
 	return nil
 }
 
-// progress shows a review's progress on standard error: rewritten in place
-// on a terminal, plain calmer lines in the Action's log or under -v, else
-// nothing.
+// progress shows a review's progress on standard error.
 func (e *env) progress(verbose bool, total int) *report.Progress {
-	mode := report.ProgressQuiet
-	switch {
-	case isTerminal(e.stderr):
-		mode = report.ProgressTerminal
-	case verbose || e.getenv("GITHUB_ACTIONS") == "true":
-		mode = report.ProgressLog
-	}
-	return report.NewProgress(e.stderr, mode, total)
+	return report.NewProgress(e.stderr, report.ProgressModeFor(isTerminal(e.stderr), verbose, e.getenv("GITHUB_ACTIONS") == "true"), total)
 }
 
 func isTerminal(w io.Writer) bool {

@@ -27,9 +27,6 @@ const (
 	exitInterrupted = 130 // interrupted by a signal
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 // usageError is bad input from the user: a flag, a file, the configuration.
 type usageError struct{ err error }
 
@@ -77,11 +74,11 @@ func (e *env) logger(verbose bool) *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// warnUnloaded says which skill files were not loaded (the review goes on
-// without them).
+// warnUnloaded says which skill files were skipped, and what is odd in the
+// skills that run (the review goes on; its report lists them too).
 func (e *env) warnUnloaded(problems skills.Problems) {
 	for _, p := range problems {
-		fmt.Fprintf(e.stderr, "warden: warning: skill not used, not loaded: %s\n", oneLine(p.Error()))
+		fmt.Fprintf(e.stderr, "warden: warning: %s\n", oneLine(p.Error()))
 	}
 }
 
@@ -115,10 +112,10 @@ func dispatch(ctx context.Context, e *env, args []string) (int, error) {
 	case err != nil:
 		return exitUsage, &usageError{err}
 	case inv.Help:
-		cli.WriteHelp(e.stdout, inv.Command, version)
+		cli.WriteHelp(e.stdout, inv.Command, wardenBuild().Version)
 		return exitOK, nil
 	case inv.Command == "version":
-		fmt.Fprintf(e.stdout, "warden %s\n", version)
+		fmt.Fprintln(e.stdout, wardenBuild())
 		return exitOK, nil
 	}
 	e.root = gitrepo.TopLevel(ctx, e.dir)

@@ -69,29 +69,36 @@ func (r *routeState) signal() {
 // observe records what a sent call's verdict v (class c, sent at sent) says
 // of the route's outage; contract says the route is down for the output
 // contract: a trial call answered unusably while the breaker's window
-// holds QuickTrip unusable answers and no accepted one.
-func (r *routeState) observe(sent time.Time, v verdict, c Class, contract bool) {
+// holds QuickTrip unusable answers and no accepted one. judged says the
+// call was one of send's (counted in unjudged until now), not a probe.
+func (r *routeState) observe(sent time.Time, v verdict, c Class, contract, judged bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if judged {
+		r.unjudged--
+	}
+	// Every verdict is evidence for the items waiting to know whether the
+	// route is in an outage (readmits).
+	close(r.evidence)
+	r.evidence = make(chan struct{})
 	switch v {
 	case verdictSuccess:
-		ended := !r.outageFrom.IsZero()
 		r.outageFrom = time.Time{}
 		if c == ClassSuccess { // a probe's answer says the route is alive, not that the model keeps the contract
 			r.contractDown = false
 		}
-		if ended {
-			r.signal()
-		}
 	case verdictFailure, verdictTimeout, verdictUnusable:
-		if r.outageFrom.IsZero() || sent.Before(r.outageFrom) {
+		began := r.outageFrom.IsZero()
+		if began || sent.Before(r.outageFrom) {
 			r.outageFrom = sent
 		}
 		r.outageClass = c
-		if contract {
-			r.contractDown = true
+		if contract && !r.contractDown {
+			r.contractDown, began = true, true
 		}
-		r.signal() // evidence for the items waiting to know whether the route is in an outage
+		if began {
+			r.signal() // the waits learn when the route will be down
+		}
 	}
 }
 
@@ -116,7 +123,9 @@ type waitState struct {
 	downAt   time.Time // zero: not in an outage
 	down     bool      // down now (its breaker not closed: see isDown)
 	contract bool      // down for the output contract, not past its patience
+	pending  bool      // in an outage, with verdicts of calls sent still to come
 	sig      <-chan struct{}
+	evidence <-chan struct{} // closed by the next verdict
 }
 
 // waitState reads the route's wait state at now.
@@ -124,7 +133,8 @@ func (e *Engine) waitState(r *routeState, now time.Time) waitState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	at, ok := r.downAt(e.policy.patience())
-	ws := waitState{disabled: r.disabled, contract: r.contractDown, sig: r.sig}
+	ws := waitState{disabled: r.disabled, contract: r.contractDown, sig: r.sig, evidence: r.evidence,
+		pending: !r.outageFrom.IsZero() && r.unjudged > 0}
 	if ok {
 		ws.downAt, ws.down = at, !now.Before(at)
 		if at.IsZero() {
@@ -152,11 +162,12 @@ func (e *Engine) isDown(r *routeState, now time.Time) bool {
 // attempts); and limit still holds a minimum attempt after the wait.
 //
 // When the breaker is still closed but no call has answered since the
-// route's first failure and other calls are in flight, the evidence is not
-// in yet (an outage's first failures come a moment before its breaker
-// trips): the item waits for it, while limit allows, until the breaker
-// trips (then it waits for the route) or a call answers or none is left in
-// flight (then the failure was its own, and it fails as before).
+// route's first failure and other calls have no verdict yet, the evidence
+// is not in (an outage's first failures come a moment before its breaker
+// trips, some at the same instant as this one): the item waits for it,
+// while limit allows, until the breaker trips (then it waits for the
+// route) or a call answers or every verdict is in (then the failure was
+// its own, and it fails as before).
 func (e *Engine) readmits(ctx context.Context, r *routeState, v verdict, wait time.Duration, limit time.Time) bool {
 	if !v.failed() || r.br.s.Disabled {
 		return false
@@ -167,19 +178,20 @@ func (e *Engine) readmits(ctx context.Context, r *routeState, v verdict, wait ti
 		if room < 0 || ctx.Err() != nil {
 			return false
 		}
-		bv, tr := r.br.view(false)
-		e.emitBreaker(r, tr)
+		// Whether verdicts are still to come is read (with the channel
+		// that the next one closes) before the breaker: a call's verdict
+		// reaches the breaker before the outage counts it, so once none is
+		// to come the breaker has them all.
 		ws := e.waitState(r, now)
 		if ws.disabled || ws.down {
 			return false
 		}
+		bv, tr := r.br.view(false)
+		e.emitBreaker(r, tr)
 		if bv.state != BreakerClosed {
 			return true
 		}
-		r.mu.Lock()
-		pending := !r.outageFrom.IsZero() && r.inflight > 0
-		r.mu.Unlock()
-		if !pending || room <= 0 || !pause(ctx, room, ws.sig, bv.changed) {
+		if !ws.pending || room <= 0 || !pause(ctx, room, ws.evidence, bv.changed) {
 			return false
 		}
 	}

@@ -137,7 +137,9 @@ type routeState struct {
 	contractDown bool
 	sig          chan struct{}
 	inflight     int
-	stats        RouteStats // counters only; Stats fills the rest
+	unjudged     int           // calls sent whose verdict the route's outage has not yet recorded (observe)
+	evidence     chan struct{} // closed (and replaced) on every verdict observe records
+	stats        RouteStats    // counters only; Stats fills the rest
 	durations    []time.Duration
 	firstBytes   []time.Duration // of the sent calls that reported one
 }
@@ -154,12 +156,13 @@ func (e *Engine) newRun(now time.Time) *runState {
 			bs.Window = e.policy.breakerWindow(r)
 		}
 		rs.routes = append(rs.routes, &routeState{
-			r:   r,
-			ru:  rulesFor(r, e.policy),
-			idx: i,
-			br:  newBreaker(bs, time.Now, e.float64),
-			sem: make(chan struct{}, capacity),
-			sig: make(chan struct{}),
+			r:        r,
+			ru:       rulesFor(r, e.policy),
+			idx:      i,
+			br:       newBreaker(bs, time.Now, e.float64),
+			sem:      make(chan struct{}, capacity),
+			sig:      make(chan struct{}),
+			evidence: make(chan struct{}),
 		})
 	}
 	rs.minAttempt = rs.routes[0].ru.minAttempt
@@ -570,7 +573,7 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 		v := verdictOf(a.Class, a.Err, a.Deadline < base/2)
 		contract := adm.trial && v == verdictUnusable && r.br.unusableOnly()
 		e.emitBreaker(r, r.br.done(adm.permit, v))
-		r.observe(sendAt, v, a.Class, contract)
+		r.observe(sendAt, v, a.Class, contract, true)
 		r.release() // the slot frees only once the breaker has the verdict
 		r.finish(a, kind == KindRetry)
 
@@ -1248,7 +1251,7 @@ func (e *Engine) probe(ctx context.Context, rs *runState, r *routeState, p permi
 		rs.charge(r.r.Cost(a.Usage), a.Usage.PromptTokens+a.Usage.CompletionTokens)
 	}
 	e.emitBreaker(r, r.br.done(p, v))
-	r.observe(start, v, a.Class, false)
+	r.observe(start, v, a.Class, false, false)
 	r.finish(a, false)
 	r.count(func(s *RouteStats) { s.Probes++ })
 	e.log.Debug("probe", "route", r.r.Name, "model", model, "class", a.Class.String(), "duration", a.Duration, "verdict", v.String())
@@ -1263,6 +1266,7 @@ func (e *Engine) send(itemCtx context.Context, r *routeState, req *Request, dead
 	defer cancel()
 	r.mu.Lock()
 	r.inflight++
+	r.unjudged++ // until observe has this call's verdict
 	r.stats.MaxInFlight = max(r.stats.MaxInFlight, r.inflight)
 	r.mu.Unlock()
 	defer func() {

@@ -867,8 +867,8 @@ func longestRun(s string, c byte) int {
 func mdBot(r *review.Report) string {
 	var b strings.Builder
 	if n := r.Summary.Cached; n > 0 {
-		fmt.Fprintf(&b, "**From the results cache:** %s of the %s reviewed items (answers already paid for, reused without a model call).\n\n",
-			review.Count(n), review.Count(r.Summary.Reviewed))
+		fmt.Fprintf(&b, "**%s from earlier runs:** of the %s reviewed items, %s answered by earlier runs (the results cache: paid for once, no model call), %s by the model in this run.\n\n",
+			review.Count(n), review.Count(r.Summary.Reviewed), review.Plural(n, "one was", review.Count(n)+" were"), review.Count(r.Summary.Reviewed-n))
 	}
 	if n := r.Summary.NotPosted; n > 0 {
 		fmt.Fprintf(&b, "**Not posted: rate budget.** %s could not be posted on the pull request within GitHub's limits on content-creating requests (80 a minute, 500 an hour); %s in this check run's annotations and the report.\n\n",

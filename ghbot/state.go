@@ -1,4 +1,4 @@
-package github
+package ghbot
 
 import (
 	"context"
@@ -6,7 +6,13 @@ import (
 	"regexp"
 
 	gh "github.com/google/go-github/v62/github"
+
+	ghreport "github.com/org/warden/report/github"
 )
+
+// The review state moved here from report/github with the rest of what
+// the bot keeps between events: it is read back by the next push's run,
+// not rendered for anyone.
 
 // ReviewState is what a run records for the next one in its check run's
 // summary, as a hidden marker: the head it reviewed and whether that
@@ -39,22 +45,23 @@ func ParseState(text string) (ReviewState, bool) {
 }
 
 // LastReviewState reads the state recorded by the newest completed check
-// run named name on commit sha that the GitHub Actions app created (a
-// check run of that name by another app proves nothing). ok is false when
-// there is none.
-func (c *Client) LastReviewState(ctx context.Context, name, sha string) (s ReviewState, ok bool, err error) {
+// run named name on commit sha that the GitHub Actions app or app (the
+// app warden's own token acts as, "" for none) created: a check run of
+// that name by another app proves nothing. ok is false when there is none.
+func LastReviewState(ctx context.Context, c *ghreport.Client, name, sha, app string) (s ReviewState, ok bool, err error) {
 	op := fmt.Sprintf("list check runs of %.7s", sha)
+	client, owner, repo := c.REST()
 	opts := &gh.ListCheckRunsOptions{CheckName: gh.String(name), ListOptions: gh.ListOptions{PerPage: 100}}
 	// GitHub API docs: https://docs.github.com/rest/checks/runs#list-check-runs-for-a-git-reference
-	res, _, err := c.gh.Checks.ListCheckRunsForRef(ctx, c.owner, c.repo, sha, opts)
+	res, _, err := client.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, opts)
 	if err != nil {
-		return s, false, c.fail(op, false, err)
+		return s, false, c.Fail(op, false, err)
 	}
 	for _, run := range res.CheckRuns {
 		if run.GetStatus() != "completed" || run.GetName() != name {
 			continue
 		}
-		if app := run.GetApp(); app != nil && app.GetSlug() != "" && app.GetSlug() != "github-actions" {
+		if by := run.GetApp().GetSlug(); by != "" && by != "github-actions" && by != app {
 			continue
 		}
 		if st, found := ParseState(run.GetOutput().GetSummary()); found {

@@ -10,7 +10,6 @@ import (
 	"github.com/org/warden/cli"
 	"github.com/org/warden/config"
 	"github.com/org/warden/hunks"
-	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
@@ -93,8 +92,9 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			return &action.Job{
 				Thresholds: job.Thresholds,
 				Run: func(ctx context.Context) *review.Report {
-					prog := report.NewProgress(e.stderr, isTerminal(e.stderr), len(job.Plan.Items))
+					prog := e.progress(false, len(job.Plan.Items))
 					defer prog.Finish()
+					defer prog.Watch(job.Engine.Activity)()
 					return job.Run(ctx, prog.Update)
 				},
 				Sinks: []review.Publisher{tel},

@@ -24,18 +24,12 @@ type change struct {
 	// Against), or nil and why not.
 	trusted config.ReviewSettings
 	close   func() // closes the instructions' tree, once planning read it
-	// stop ends what reading the change holds open (git's diff and
-	// cat-file processes, a spooled standard input): the context search
-	// reads the files while the review runs, so the caller stops it when
-	// the review and its report are done; nil: nothing.
-	stop func()
+	stop    func() // ends git's processes and a spooled stdin, once the review and its report are done
 }
 
 // readChange gets the change the flags name (workdiff.Read): --diff, --base,
 // or the uncommitted changes, and (unless instructions are off) opens the
 // tree its instructions are read from. Every error is the user's input.
-// The caller closes the tree after planning and stops the change when the
-// review and its report are done.
 func readChange(ctx context.Context, e *env, o *cli.Review, instructions bool) (*change, error) {
 	ch, err := workdiff.Read(ctx, workdiff.Options{Dir: e.dir, Root: e.root, Diff: o.Diff, Stdin: e.stdin, Base: o.Base, AllowEmpty: o.AllowEmpty})
 	if err != nil {

@@ -46,13 +46,17 @@ func TestDryRunMemoryChild(t *testing.T) {
 // generated change of 5,000 files and 200,000 changed lines (filters raised
 // so that all of it is planned: 10,000 chunks, 20,000 work items with the
 // two built-in skills) in a child process, and reads the child's peak
-// resident set size (VmHWM in /proc/self/status) after it: at most 200 MB.
+// resident set size (VmHWM in /proc/self/status) after it: at most 280 MB.
+// (It was 200 MB before every chunk was scanned for secrets and the
+// repository's instructions joined the prompts; measured since: 250 MB,
+// of which the secret rules' automata and regular expressions hold about
+// 15 MB and the rest is the scan's and the prompts' transient garbage.)
 // The child is this test binary, so the figure includes the Go runtime and
 // the test framework.
 func TestDryRunMemory(t *testing.T) {
 	t.Parallel()
 	memoryRun(t, "a 20,000-item dry run in a child process")
-	const files, limitMB = 5000, 200
+	const files, limitMB = 5000, 280
 	dir := t.TempDir()
 	writeChange(t, dir, files)
 	cfg := fmt.Sprintf("[filters]\nmax_files = %d\nmax_changed_lines = %d\n", files, 40*files)

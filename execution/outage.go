@@ -71,9 +71,9 @@ import (
 // Routes with a fallback are not waited for: their items fail over, and
 // the engine's short identified probe re-admits them.
 
-// patience is the outage patience: Policy.OutagePatience, else the item
-// budget.
-func (p Policy) patience() time.Duration {
+// Patience is the outage patience in effect: Policy.OutagePatience, else
+// the item budget.
+func (p Policy) Patience() time.Duration {
 	if p.OutagePatience > 0 {
 		return p.OutagePatience
 	}
@@ -153,7 +153,7 @@ type waitState struct {
 func (e *Engine) waitState(r *routeState, now time.Time) waitState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	at, ok := r.downAt(e.policy.patience())
+	at, ok := r.downAt(e.policy.Patience())
 	ws := waitState{disabled: r.disabled, contract: r.contractDown, sig: r.sig, evidence: r.evidence,
 		pending: !r.outageFrom.IsZero() && r.unjudged > 0}
 	if ok {

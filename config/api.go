@@ -55,6 +55,7 @@ func (c *fileConfig) Setup() review.Setup {
 		Configured: configured, Policy: c.policy(),
 		MaxTokens: c.Review.MaxTokens, BatchSkills: c.Review.BatchSkills,
 		Verify: c.verifyMode(), VerifyRoute: c.Review.VerifyRoute,
+		LimitsOutOfScope: c.Filters.LimitsOutOfScope,
 	}
 }
 
@@ -100,6 +101,9 @@ type ReviewSettings struct {
 	Narrow     func(*hunks.Plan) *hunks.Plan // an incremental review's narrowing; nil: the whole change
 	Getenv     func(string) string
 	Version    string // the tool's, for the routes' User-Agent
+	// Untrusted says the change's author is not trusted: the exclusions by
+	// convention do not apply (hunks.Options.Untrusted).
+	Untrusted bool
 }
 
 // PrepareReview turns the file, the settings and the change into a planned
@@ -114,6 +118,7 @@ func (c *fileConfig) PrepareReview(files []*hunks.File, source func(string) ([]b
 	setup.Skills = cmp.Or[fs.FS](s.Skills, os.DirFS(s.Root))
 	setup.SkillNames, setup.Change, setup.Logger, setup.Thresholds = s.SkillNames, s.Change, s.Logger, th
 	setup.Cache, setup.Narrow = s.Cache, s.Narrow
+	setup.Filters.Untrusted = s.Untrusted
 	setup.Context = c.ContextOptions(os.DirFS(s.Root))
 	setup.Routes = func(needKeys bool) ([]execution.Route, error) {
 		return c.EngineRoutes(s.Getenv, needKeys && !s.DryRun, s.Version)

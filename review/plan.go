@@ -42,6 +42,11 @@ type Options struct {
 	// Cache, when set, answers the items it has a result for without a
 	// model call (Item.Cached) and keeps every new accepted answer.
 	Cache *Cache
+	// LimitsOutOfScope puts what the planning limits dropped (max_files,
+	// max_changed_lines, max_file_bytes, GitHub's file limits) out of the
+	// review's scope, so that it does not keep the review from being
+	// complete; Coverage says what was left out.
+	LimitsOutOfScope bool
 }
 
 // WorkItem is one skill on one chunk, with its request ready to send. The
@@ -64,6 +69,9 @@ type WorkItem struct {
 type Plan struct {
 	Items   []WorkItem
 	Ignored []Ignored
+	// Conventions are the files an untrusted author's change reviews
+	// although a convention would exclude them (hunks.Plan.Conventions).
+	Conventions []Ignored
 }
 
 // NewPlan pairs every chunk with every skill whose paths select it, builds
@@ -89,7 +97,10 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	contexts := pr.gatherContexts(opts.Context)
 	p := &Plan{}
 	for _, ig := range hp.Ignored {
-		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason})
+		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason, Lines: ig.Lines})
+	}
+	for _, c := range hp.Conventions {
+		p.Conventions = append(p.Conventions, Ignored{Path: c.Path, Reason: c.Reason, Lines: c.Lines})
 	}
 	selected := map[string]bool{}
 	var unselected []string
@@ -126,11 +137,15 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			}
 		}
 	}
+	lines := map[string]int{}
+	for _, c := range hp.Chunks {
+		lines[c.Path] += c.Added + c.Deleted
+	}
 	seen := map[string]bool{}
 	for _, path := range unselected {
 		if !selected[path] && !seen[path] {
 			seen[path] = true
-			p.Ignored = append(p.Ignored, Ignored{Path: path, Reason: "skill-filter"})
+			p.Ignored = append(p.Ignored, Ignored{Path: path, Reason: "skill-filter", Lines: lines[path]})
 		}
 	}
 	return p, nil

@@ -157,6 +157,9 @@ type Item struct {
 type Ignored struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+	// Lines counts the changed lines the entry leaves unreviewed
+	// (hunks.Ignored.Lines); additive to the contract, omitted when 0.
+	Lines int `json:"lines,omitempty"`
 }
 
 // Summary counts items and findings.
@@ -355,6 +358,10 @@ type Report struct {
 	// Verification is what the optional verification pass did; nil when
 	// [review] verify is off (additive to the contract).
 	Verification *Verification `json:"verification,omitempty"`
+	// Coverage is what the review covered of the change, in changed files
+	// and lines, and why the rest was not (additive to the contract):
+	// Decide reads it, every sink shows it.
+	Coverage Coverage `json:"coverage"`
 }
 
 // Publisher sends a finished report somewhere: a terminal, a file, GitHub.
@@ -378,12 +385,12 @@ func Blocking(fs []Finding, failOn Severity) bool {
 	return false
 }
 
-// Complete reports whether the review is complete: its outcome says so and,
-// when items are listed, Decide agrees (a report read back from a file is
-// not trusted to state its own outcome).
+// Complete reports whether the review is complete: its outcome says so and
+// Decide agrees from its items and its coverage (a report read back from a
+// file is not trusted to state its own outcome).
 func (r *Report) Complete() bool {
 	if r.Outcome != OutcomeComplete {
 		return false
 	}
-	return len(r.Items) == 0 || Decide(r.Items) == OutcomeComplete
+	return Decide(r.Items, &r.Coverage) == OutcomeComplete
 }

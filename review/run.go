@@ -23,6 +23,7 @@ func DryRun(p *Plan, eng *execution.Engine, opts Options) *Report {
 		r.Items[i].DeadlineMS = wi.Deadline.Milliseconds()
 	}
 	r.Summary = summarize(r.Items, 0)
+	r.Coverage = coverageOf(p, r.Items, opts.LimitsOutOfScope)
 	if opts.Verify != "" && opts.Verify != VerifyOff {
 		on := "the review's routes"
 		if opts.VerifyRoute != "" {
@@ -95,7 +96,8 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 	r.Findings = selectFindings(findings, opts.ReportOn, opts.MaxFindings, &dropped)
 	r.Summary = summarize(r.Items, len(r.Findings))
 	r.Summary.FindingsDropped = dropped
-	r.Outcome = Decide(r.Items)
+	r.Coverage = coverageOf(p, r.Items, opts.LimitsOutOfScope)
+	r.Outcome = Decide(r.Items, &r.Coverage)
 	r.Routes = routeStats(eng, stats)
 	r.DurationMS = time.Since(start).Milliseconds()
 	r.Diagnoses = Diagnose(r)
@@ -271,10 +273,15 @@ func acceptBatch(resp *execution.Response) error {
 	return nil
 }
 
-// Decide applies the outcome rules of DESIGN.md §4 to finished items. An
-// item with findings left not verified under [review] verify = "required"
-// (Item.Unverified) keeps a review from being complete.
-func Decide(items []Item) Outcome {
+// Decide applies the outcome rules of DESIGN.md §4 to finished items and
+// the review's coverage: complete only when every item was reviewed and
+// every changed line in scope was (cov; nil when unknown, then the items
+// alone decide). An item with findings left not verified under [review]
+// verify = "required" (Item.Unverified) keeps a review from being
+// complete. A review in which no item was reviewed, one failing on the
+// provider, is provider-unavailable; anything else incomplete is partial
+// (a limit that dropped code in scope, a cap, the budget).
+func Decide(items []Item, cov *Coverage) Outcome {
 	reviewed, failed, unverified := 0, 0, 0
 	for _, it := range items {
 		switch it.Status {
@@ -288,7 +295,7 @@ func Decide(items []Item) Outcome {
 		}
 	}
 	switch {
-	case reviewed == len(items) && unverified == 0:
+	case reviewed == len(items) && unverified == 0 && (cov == nil || cov.Complete()):
 		return OutcomeComplete
 	case reviewed == 0 && failed > 0:
 		return OutcomeProviderUnavailable
@@ -349,6 +356,7 @@ func newReport(p *Plan, eng *execution.Engine, opts Options) *Report {
 		Findings:  []Finding{},
 		Items:     make([]Item, len(p.Items)),
 		Ignored:   slices.Clone(p.Ignored),
+		Coverage:  Coverage{NotReviewed: []Gap{}, Excluded: []Gap{}},
 		Routes:    []RouteStats{},
 		Policy:    policyOf(eng, opts),
 		Diagnoses: []Diagnosis{},

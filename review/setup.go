@@ -55,6 +55,9 @@ type Setup struct {
 	// Context, when set, is the context beyond the hunk (Options.Context);
 	// its Source defaults to the change's.
 	Context *related.Options
+	// LimitsOutOfScope puts what the planning limits drop out of scope
+	// (Options.LimitsOutOfScope).
+	LimitsOutOfScope bool
 }
 
 // SkillSetting is one [[skills]] entry: a skill's name and, when set, the
@@ -120,7 +123,7 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 		Verify: s.Verify, VerifyRoute: s.VerifyRoute, Context: s.Context,
 		Skills: chosen, Change: s.Change, MaxTokens: s.MaxTokens, BatchSkills: s.BatchSkills,
 		FailOn: s.Thresholds.FailOn, ReportOn: s.Thresholds.ReportOn, MaxFindings: s.Thresholds.MaxFindings,
-		Cache: s.Cache,
+		Cache: s.Cache, LimitsOutOfScope: s.LimitsOutOfScope,
 	}
 	plan, err := NewPlan(hp, eng, opts)
 	if err != nil {

@@ -335,7 +335,7 @@ func TestMarkdownSizeCap(t *testing.T) {
 		"**Fallbacks:** none;",
 		"- **Time:** 15m0s of the 15m0s review budget (100%)",
 		// The ignored list is cut, the count stays.
-		"<summary>Ignored paths (300): dropped by filters, not counted as planned</summary>\n\n" +
+		"<summary>Paths not reviewed in full (300), with the reason</summary>\n\n" +
 			"_The 300 paths are not listed to fit GitHub's size limit; the JSON report file lists them._\n\n</details>\n",
 		"### Findings (3,000)\n\n#### 🔴 critical",
 	} {

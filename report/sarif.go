@@ -111,6 +111,10 @@ type sarifInvocationProp struct {
 	Reviewed int    `json:"reviewed"`
 	Failed   int    `json:"failed"`
 	Skipped  int    `json:"skipped"`
+	// Cached counts the reviewed items answered from the results cache.
+	Cached int `json:"cached,omitempty"`
+	// Coverage is the report's (review.Coverage), when it has one.
+	Coverage *review.Coverage `json:"coverage,omitempty"`
 }
 
 type sarifNotification struct {
@@ -225,7 +229,11 @@ func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
 		ExecutionSuccessful: r.Complete(), // review.Decide's rule, not re-derived here
 		Properties: sarifInvocationProp{
 			Outcome: string(r.Outcome), Planned: c.planned, Reviewed: c.reviewed, Failed: c.failed, Skipped: c.skipped,
+			Cached: r.Summary.Cached,
 		},
+	}
+	if r.Coverage.Known() {
+		inv.Properties.Coverage = &r.Coverage
 	}
 	if r.Outcome == review.OutcomeDryRun {
 		inv.ToolExecutionNotifications = []sarifNotification{{
@@ -241,6 +249,14 @@ func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
 		Level:   "error",
 		Message: sarifText{Text: "warden: " + longHeadline(r) + ". Items that were not reviewed have no results; that does not mean they are clean."},
 	})
+	for _, g := range r.Coverage.NotReviewed {
+		if lim := (&review.Coverage{NotReviewed: []review.Gap{g}}).LimitBreakdown(); lim != "" {
+			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+				Level:   "error",
+				Message: sarifText{Text: fmt.Sprintf("Not reviewed: %s (%s); the files are listed in the JSON report's ignored paths.", lim, review.Counted(g.Lines, "changed line", "changed lines"))},
+			})
+		}
+	}
 	for _, it := range notReviewed(r) {
 		level := "warning"
 		if it.Status == review.StatusFailed {

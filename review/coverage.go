@@ -135,8 +135,20 @@ func (g Gap) Phrase() string {
 	return noun + " failed (" + OneLine(g.Reason) + ")"
 }
 
-// KindPhrase words an excluded kind: "2 lockfile", "1 path_filter".
-func (g Gap) KindPhrase() string { return Count(g.Files) + " " + OneLine(g.Reason) }
+// KindPhrase words an excluded kind: "2 lockfile", "1 path_filter", "4
+// over max_files" (a limit out of scope).
+func (g Gap) KindPhrase() string {
+	if isLimit(g.Reason) {
+		return g.Phrase()
+	}
+	return Count(g.Files) + " " + OneLine(g.Reason)
+}
+
+// Known reports whether the report computed its coverage (a report read
+// from an older file has none).
+func (c *Coverage) Known() bool {
+	return c.InScope.Files > 0 || len(c.NotReviewed) > 0 || len(c.Excluded) > 0 || len(c.Conventions) > 0
+}
 
 // Complete reports whether everything in scope was reviewed.
 func (c *Coverage) Complete() bool { return len(c.NotReviewed) == 0 }
@@ -153,6 +165,12 @@ func isLimit(reason string) bool {
 		return true
 	}
 	return false
+}
+
+// LimitsLeftOut reports whether limits left files out of scope
+// (LimitsOutOfScope): the report then says that the setting did.
+func (c *Coverage) LimitsLeftOut() bool {
+	return c.LimitsOutOfScope && slices.ContainsFunc(c.Excluded, func(g Gap) bool { return isLimit(g.Reason) })
 }
 
 // ExcludedFiles is how many files policy left out of scope.
@@ -185,12 +203,13 @@ func phrases(gs []Gap, f func(Gap) string) string {
 	return strings.Join(parts, ", ")
 }
 
-// Summary is the coverage in one line for every sink: "300 of 1,510
-// changed files reviewed (20,000 of 300,000 lines); not reviewed: 1,022
-// files over max_files, 188 files over max_changed_lines". When
-// everything in scope was reviewed: "12 changed files reviewed (340
-// lines)".
-func (c *Coverage) Summary() string {
+// Amounts is "300 of 1,510 changed files reviewed (20,000 of 300,000
+// lines)", "1 partly" added when files were; "12 changed files reviewed
+// (340 lines)" when everything in scope was.
+func (c *Coverage) Amounts() string {
+	if c.InScope.Files == 0 {
+		return "no changed file in scope"
+	}
 	if c.Complete() {
 		return fmt.Sprintf("%s reviewed (%s)", Counted(c.Reviewed.Files, "changed file", "changed files"),
 			Counted(c.Reviewed.Lines, "line", "lines"))
@@ -200,7 +219,32 @@ func (c *Coverage) Summary() string {
 	if c.PartlyReviewed > 0 {
 		s += fmt.Sprintf(", %s partly", Count(c.PartlyReviewed))
 	}
-	return s + "; not reviewed: " + c.Breakdown()
+	return s
+}
+
+// LimitBreakdown is the gaps of the planning limits alone: "1,022 files
+// over max_files, 188 files over max_changed_lines"; "" when no limit left
+// code in scope unreviewed.
+func (c *Coverage) LimitBreakdown() string {
+	var gs []Gap
+	for _, g := range c.NotReviewed {
+		if isLimit(g.Reason) {
+			gs = append(gs, g)
+		}
+	}
+	return phrases(gs, Gap.Phrase)
+}
+
+// Summary is the coverage in one line for every sink: "300 of 1,510
+// changed files reviewed (20,000 of 300,000 lines); not reviewed: 1,022
+// files over max_files, 188 files over max_changed_lines". When
+// everything in scope was reviewed: "12 changed files reviewed (340
+// lines)".
+func (c *Coverage) Summary() string {
+	if c.Complete() {
+		return c.Amounts()
+	}
+	return c.Amounts() + "; not reviewed: " + c.Breakdown()
 }
 
 // coverageOf computes a review's coverage from its plan and its items'

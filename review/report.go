@@ -141,7 +141,13 @@ type Item struct {
 	AnswerProblem string `json:"answer_problem,omitempty"`
 	// Cached is set when the item's answer came from the results cache
 	// (Options.Cache): reviewed, with no model call and no attempt.
-	Cached bool `json:"cached,omitempty"`
+	// CachedModel and CachedEndpoint say who answered it then: the model
+	// the server named and the host of the route's base URL (part of the
+	// cache's key); Route is the current route with that model and
+	// endpoint.
+	Cached         bool   `json:"cached,omitempty"`
+	CachedModel    string `json:"cached_model,omitempty"`
+	CachedEndpoint string `json:"cached_endpoint,omitempty"`
 	// Unverified counts the item's findings left not verified under
 	// [review] verify = "required": such an item makes the review partial
 	// (Decide).

@@ -64,7 +64,9 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 		it.TimeoutEffectiveMS, it.DeadlineMS = wi.TimeoutEffective.Milliseconds(), wi.Deadline.Milliseconds()
 		it.Request, it.StartMS, it.DurationMS = g+1, res.Start.Milliseconds(), res.Duration.Milliseconds()
 		idx.record(r, it, res, size, first)
-		it.Cached = cached[g] != nil
+		if a := cached[g]; a != nil {
+			it.Cached, it.CachedModel, it.CachedEndpoint = true, a.Model, a.Endpoint
+		}
 		switch res.Status {
 		case execution.StatusDone:
 			if first && size > 1 {

@@ -255,9 +255,9 @@ func handCases() []reportCase {
 				{Path: "docs/b.md", Reason: "limit:files", Lines: 5},
 				{Path: "go.sum", Reason: "lockfile", Lines: 12},
 			},
-			Routes:   []review.RouteStats{{Name: "primary", Model: "moonshotai/kimi-k2", Calls: 2, OK: 2, P50MS: 3100, P95MS: 3100, CostUSD: 0.0042}},
-			Policy:   testPolicy(),
-			Usage:    review.Usage{PromptTokens: 6000, CompletionTokens: 300, CostUSD: 0.0042},
+			Routes: []review.RouteStats{{Name: "primary", Model: "moonshotai/kimi-k2", Calls: 2, OK: 2, P50MS: 3100, P95MS: 3100, CostUSD: 0.0042}},
+			Policy: testPolicy(),
+			Usage:  review.Usage{PromptTokens: 6000, CompletionTokens: 300, CostUSD: 0.0042},
 			Coverage: review.Coverage{
 				InScope: review.Amount{Files: 4, Lines: 114}, Reviewed: review.Amount{Files: 1, Lines: 63}, PartlyReviewed: 1,
 				NotReviewed: []review.Gap{{Reason: review.LimitMaxChangedLines, Files: 1, Lines: 43}, {Reason: review.LimitMaxFiles, Files: 2, Lines: 8}},

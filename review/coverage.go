@@ -251,23 +251,71 @@ func (c *Coverage) Summary() string {
 // statuses (items[i] is p.Items[i]'s). Planned items (a dry run) are in
 // scope and neither reviewed nor a gap.
 func coverageOf(p *Plan, items []Item, limitsOut bool) Coverage {
-	type file struct {
-		inScope, reviewed int
-		gaps              map[string]int // reason → lines
-	}
-	files := map[string]*file{}
-	var order []string
-	fileOf := func(path string) *file {
-		f := files[path]
-		if f == nil {
-			f = &file{gaps: map[string]int{}}
-			files[path] = f
-			order = append(order, path)
+	files := scopeFiles{byPath: map[string]*scopeFile{}}
+	files.addChunks(p, items)
+	cov := Coverage{LimitsOutOfScope: limitsOut}
+	excluded := gapSet{}
+	skillFiltered := map[string]bool{}
+	for _, ig := range p.Ignored {
+		if ig.Reason == "skill-filter" {
+			skillFiltered[ig.Path] = true
 		}
-		return f
 	}
-	// A chunk is reviewed when every item on it was; else its lines go to
-	// the reason of its first item that was not.
+	for _, ig := range p.Ignored {
+		limit := limitOf(ig.Reason)
+		switch {
+		case limit == "":
+			excluded.add(ExclusionKind(ig.Reason), 1, ig.Lines)
+		case skillFiltered[ig.Path]:
+			// What a limit cut of a file no skill takes: out of scope too.
+			excluded.add(ExclusionKind("skill-filter"), 0, ig.Lines)
+		case limitsOut:
+			excluded.add(limit, 1, ig.Lines)
+		default:
+			f := files.of(ig.Path)
+			f.inScope += ig.Lines
+			f.gaps[limit] += ig.Lines // a file whose lines are unknown (0) is a gap too
+		}
+	}
+	conventions := gapSet{}
+	for _, c := range p.Conventions {
+		conventions.add(c.Reason, 1, c.Lines)
+	}
+	cov.NotReviewed = files.total(&cov).sorted(false)
+	cov.Excluded = excluded.sorted(true)
+	if len(conventions) > 0 {
+		cov.Conventions = conventions.sorted(true)
+	}
+	return cov
+}
+
+// scopeFile is one file in scope: its changed lines, those reviewed, and
+// the others by reason.
+type scopeFile struct {
+	inScope, reviewed int
+	gaps              map[string]int // reason → lines
+}
+
+// scopeFiles are the files in scope, in the order they were met.
+type scopeFiles struct {
+	byPath map[string]*scopeFile
+	order  []string
+}
+
+func (fs *scopeFiles) of(path string) *scopeFile {
+	f := fs.byPath[path]
+	if f == nil {
+		f = &scopeFile{gaps: map[string]int{}}
+		fs.byPath[path] = f
+		fs.order = append(fs.order, path)
+	}
+	return f
+}
+
+// addChunks counts the planned chunks' lines: a chunk is reviewed when
+// every item on it was; else its lines go to the reason of its first item
+// that was not.
+func (fs *scopeFiles) addChunks(p *Plan, items []Item) {
 	type chunk struct {
 		c       *hunks.Chunk
 		planned bool
@@ -293,7 +341,7 @@ func coverageOf(p *Plan, items []Item, limitsOut bool) Coverage {
 		}
 	}
 	for _, ch := range chunks {
-		f, n := fileOf(ch.c.Path), ch.c.Added+ch.c.Deleted
+		f, n := fs.of(ch.c.Path), ch.c.Added+ch.c.Deleted
 		f.inScope += n
 		switch {
 		case ch.planned:
@@ -303,57 +351,27 @@ func coverageOf(p *Plan, items []Item, limitsOut bool) Coverage {
 			f.reviewed += n
 		}
 	}
-	cov := Coverage{LimitsOutOfScope: limitsOut, NotReviewed: []Gap{}, Excluded: []Gap{}}
-	excluded := gapSet{}
-	skillFiltered := map[string]bool{}
-	for _, ig := range p.Ignored {
-		if ig.Reason == "skill-filter" {
-			skillFiltered[ig.Path] = true
-		}
-	}
-	for _, ig := range p.Ignored {
-		limit := limitOf(ig.Reason)
-		switch {
-		case limit == "":
-			excluded.add(ExclusionKind(ig.Reason), 1, ig.Lines)
-		case skillFiltered[ig.Path]:
-			// What a limit cut of a file no skill takes: out of scope too.
-			excluded.add(ExclusionKind("skill-filter"), 0, ig.Lines)
-		case limitsOut:
-			excluded.add(limit, 1, ig.Lines)
-		default:
-			f := fileOf(ig.Path)
-			f.inScope += ig.Lines
-			f.gaps[limit] += ig.Lines // a file whose lines are unknown (0) is a gap too
-		}
-	}
-	conventions := gapSet{}
-	for _, c := range p.Conventions {
-		conventions.add(c.Reason, 1, c.Lines)
-	}
-	notReviewed := gapSet{}
-	for _, path := range order {
-		f := files[path]
+}
+
+// total adds the files up into cov's amounts and returns their gaps.
+func (fs *scopeFiles) total(cov *Coverage) gapSet {
+	gaps := gapSet{}
+	for _, path := range fs.order {
+		f := fs.byPath[path]
 		cov.InScope.Files++
 		cov.InScope.Lines += f.inScope
 		cov.Reviewed.Lines += f.reviewed
 		switch {
-		case len(f.gaps) == 0:
+		case len(f.gaps) == 0 && f.reviewed == f.inScope:
 			cov.Reviewed.Files++
 		case f.reviewed > 0:
 			cov.PartlyReviewed++
 		}
 		for reason, n := range f.gaps {
-			notReviewed.add(reason, 1, n)
+			gaps.add(reason, 1, n)
 		}
 	}
-	cov.NotReviewed = notReviewed.sorted(false)
-	cov.Excluded = excluded.sorted(true)
-	cov.Conventions = conventions.sorted(true)
-	if len(cov.Conventions) == 0 {
-		cov.Conventions = nil
-	}
-	return cov
+	return gaps
 }
 
 // gapSet adds up files and lines by reason.

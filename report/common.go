@@ -260,7 +260,7 @@ func headline(r *review.Report, st headlineStyle) string {
 			review.Counted(c.planned, "work item", "work items"), review.Counted(len(r.Ignored), "path", "paths"))
 	case review.OutcomeComplete:
 		if c.planned == 0 && c.notReviewed == 0 && len(r.Findings) == 0 && cov.Complete() {
-			return label + " — " + nothingReviewed(r) + st.suffix
+			return label + " — " + NothingReviewed(r) + st.suffix
 		}
 		if c.notReviewed == 0 && cov.Complete() {
 			items := fmt.Sprintf("%s of %s items reviewed%s", st.count(c.reviewed), st.count(c.planned), cachedNote(r))
@@ -311,11 +311,11 @@ func limitNote(r *review.Report) string {
 	return ""
 }
 
-// nothingReviewed says why a complete review reviewed nothing: "nothing
+// NothingReviewed says why a complete review reviewed nothing: "nothing
 // needed review (3 files excluded: 2 generated, 1 lockfile)", or "(no
 // changed file)". A review in which nothing was reviewed is never a
 // success that does not say so and why.
-func nothingReviewed(r *review.Report) string {
+func NothingReviewed(r *review.Report) string {
 	cov := &r.Coverage
 	switch {
 	case cov.Known() && cov.ExcludedFiles() > 0:

@@ -165,7 +165,7 @@ func mdMeaning(r *review.Report, c counts) string {
 	}
 	if c.notReviewed == 0 {
 		if c.planned == 0 && len(r.Findings) == 0 {
-			return "No work item was planned, so no model was called: " + mdEscape(nothingReviewed(r)) + "."
+			return "No work item was planned, so no model was called: " + mdEscape(NothingReviewed(r)) + "."
 		}
 		return ""
 	}

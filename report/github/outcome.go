@@ -33,15 +33,32 @@ var Conclusions = []string{
 }
 
 // IncompleteConclusions lists the values the incomplete-conclusion input may
-// take: every conclusion except success and skipped, which GitHub's branch
-// protection counts as passing without saying that the review did not run
-// in full.
+// take: every conclusion except success and skipped. neutral is among them
+// for teams that want an incomplete review to pass required checks (it
+// does: see Passes); it is never the default.
 var IncompleteConclusions = []string{
-	ConclusionNeutral, ConclusionFailure, ConclusionCancelled, ConclusionTimedOut, ConclusionActionRequired,
+	ConclusionFailure, ConclusionActionRequired, ConclusionCancelled, ConclusionTimedOut, ConclusionNeutral,
 }
 
-// DefaultIncompleteConclusion is the incomplete-conclusion input's default.
-const DefaultIncompleteConclusion = ConclusionNeutral
+// DefaultIncompleteConclusion is the incomplete-conclusion input's default:
+// a conclusion branch protection does not count as passing, so that a
+// partial or provider-unavailable review never lets a pull request merge
+// unless a maintainer accepts it (/warden accept, AcceptedOutput) or
+// finishes it (/warden resume).
+const DefaultIncompleteConclusion = ConclusionFailure
+
+// Passes reports whether branch protection counts a check run with
+// conclusion c as passing a required status check: success, neutral and
+// skipped do; every other conclusion, and a check run not completed,
+// blocks the merge. "A job that is skipped will report its status as
+// Success. It will not prevent a pull request from merging, even if it is
+// a required check", and neutral and skipped are "treated as a success"
+// (docs.github.com/en/pull-requests/collaborating-with-pull-requests/collaborating-on-repositories-with-code-quality-features/about-status-checks#check-statuses-and-conclusions;
+// palantir/bulldozer v1.12.0 changed to accept skipped and neutral,
+// "matching GitHub's behavior").
+func Passes(c string) bool {
+	return c == ConclusionSuccess || c == ConclusionNeutral || c == ConclusionSkipped
+}
 
 // ParseIncompleteConclusion checks the incomplete-conclusion input; empty
 // gives DefaultIncompleteConclusion.
@@ -53,7 +70,7 @@ func ParseIncompleteConclusion(s string) (string, error) {
 	if slices.Contains(IncompleteConclusions, v) {
 		return v, nil
 	}
-	return "", fmt.Errorf("incomplete-conclusion %q: want one of %s (never success or skipped)",
+	return "", fmt.Errorf("incomplete-conclusion %q: want one of %s (never success or skipped; neutral passes required checks)",
 		s, strings.Join(IncompleteConclusions, ", "))
 }
 
@@ -64,11 +81,12 @@ func ParseIncompleteConclusion(s string) (string, error) {
 //	a finding at or above failOn (any outcome)   → failure
 //	complete, findings (none blocking)           → neutral
 //	complete, no findings                        → success
-//	partial, provider-unavailable, anything else → incomplete (default neutral)
+//	partial, provider-unavailable, anything else → incomplete (default failure)
 //
-// A report that says complete while one of its items was not reviewed is
-// treated as incomplete. incomplete is checked with
-// ParseIncompleteConclusion; an invalid value gives neutral, never success.
+// A report that says complete while one of its items or of the changed
+// lines in scope was not reviewed (review.Report.Complete) is treated as
+// incomplete. incomplete is checked with ParseIncompleteConclusion; an
+// invalid value gives the default, never success.
 func Conclusion(r *review.Report, failOn review.Severity, incomplete string, cancelled bool) string {
 	if cancelled {
 		return ConclusionCancelled
@@ -122,27 +140,34 @@ const MaxTitle = 255
 // the outcome:
 //
 //	Complete: no findings
-//	Complete: nothing needed review
+//	Complete: nothing needed review (3 files excluded: 2 generated, 1 lockfile)
 //	Complete: 3 findings, 1 high
 //	Partial: 37 of 40 reviewed, 3 timed out
 //	Partial: 37 of 40 reviewed, 2 timed out, 1 skipped (budget); 2 findings, 1 critical
+//	Partial: 300 of 1,510 files reviewed (1,022 files over max_files, 188 files over max_changed_lines)
 //	Provider unavailable: 0 of 40 reviewed (auth)
 //	Cancelled: 12 of 40 reviewed; 1 finding
 //	Complete: no findings; 2 via fallback
+//	Complete: no findings; 20 from the results cache
 //
 // Only critical and high findings are counted by severity; the total counts
-// every finding. Reviewed items that a fallback route served are counted
-// last ("; 2 via fallback"): a fallback is never silent. The title is at
-// most MaxTitle bytes, on one line.
+// every finding. A review whose limits left changed files in scope
+// unreviewed (review.Coverage) counts files. Reviewed items answered from
+// the results cache and those a fallback route served are counted last:
+// neither is ever silent. The title is at most MaxTitle bytes, on one line.
 func Title(r *review.Report, cancelled bool) string {
 	if r == nil {
 		r = &review.Report{}
 	}
-	fb := ""
+	tail := ""
 	if n := report.ServedByFallback(r); n > 0 {
-		fb = fmt.Sprintf("; %d via fallback", n)
+		tail = fmt.Sprintf("; %d via fallback", n)
+	}
+	if n := r.Summary.Cached; n > 0 {
+		tail += "; " + review.Count(n) + " from the results cache"
 	}
 	c := countItems(r)
+	cov := &r.Coverage
 	var s string
 	switch {
 	case cancelled:
@@ -152,11 +177,11 @@ func Title(r *review.Report, cancelled bool) string {
 	case r.Complete():
 		switch {
 		case len(r.Findings) > 0:
-			return clipTitle("Complete: " + findingsTitle(r) + fb)
+			return clipTitle("Complete: " + findingsTitle(r) + tail)
 		case c.planned == 0:
-			return "Complete: nothing needed review"
+			return clipTitle("Complete: " + report.NothingReviewed(r))
 		default:
-			return clipTitle("Complete: no findings" + fb)
+			return clipTitle("Complete: no findings" + tail)
 		}
 	case r.Outcome == review.OutcomeProviderUnavailable:
 		s = fmt.Sprintf("Provider unavailable: %d of %d reviewed", c.reviewed, c.planned)
@@ -171,7 +196,14 @@ func Title(r *review.Report, cancelled bool) string {
 				name += " (" + o + ")"
 			}
 		}
-		s = fmt.Sprintf("%s: %d of %d reviewed", name, c.reviewed, c.planned)
+		if lim := cov.LimitBreakdown(); lim != "" {
+			s = fmt.Sprintf("%s: %s of %s files reviewed (%s)", name, review.Count(cov.Reviewed.Files), review.Count(cov.InScope.Files), lim)
+			if c.planned > c.reviewed {
+				s += fmt.Sprintf("; %d of %d items", c.reviewed, c.planned)
+			}
+		} else {
+			s = fmt.Sprintf("%s: %d of %d reviewed", name, c.reviewed, c.planned)
+		}
 		if gaps := gapBreakdown(r); gaps != "" {
 			s += ", " + gaps
 		} else if c.planned > c.reviewed {
@@ -181,7 +213,7 @@ func Title(r *review.Report, cancelled bool) string {
 	if len(r.Findings) > 0 {
 		s += "; " + findingsTitle(r)
 	}
-	return clipTitle(s + fb)
+	return clipTitle(s + tail)
 }
 
 // findingsTitle is "1 finding", "3 findings, 1 high" or "5 findings, 1
@@ -335,14 +367,15 @@ func InternalErrorOutput() CheckOutput {
 }
 
 // SkippedOutput is the check run of a pull request warden deliberately does
-// not review (a draft, a bot's, an untrusted author's): skipped.
+// not review (a draft, a bot's): skipped, which passes required checks.
 func SkippedOutput(why, summary string) CheckOutput {
 	return CheckOutput{Conclusion: ConclusionSkipped, Title: "Skipped: " + why, Summary: summary}
 }
 
 // NotReviewedOutput is the check run of a pull request warden could not
 // review though it should have (a fork without the model key, an analysis
-// that left no report): the incomplete conclusion, never success.
+// that left no report, an untrusted author under trusted-authors-only):
+// the incomplete conclusion, never success.
 func NotReviewedOutput(incomplete, why, summary string) CheckOutput {
 	return CheckOutput{Conclusion: incompleteOr(incomplete), Title: "Not reviewed: " + why, Summary: summary}
 }

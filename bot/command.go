@@ -28,9 +28,10 @@ const (
 	Dismiss             // /warden dismiss [reason], as a reply to a finding
 	Help                // /warden help
 	Unknown             // /warden <something else>
+	Accept              // /warden accept [reason]: accept an incomplete review of the head
 )
 
-var kindNames = [...]string{"none", "review", "resume", "dismiss", "help", "unknown"}
+var kindNames = [...]string{"none", "review", "resume", "dismiss", "help", "unknown", "accept"}
 
 func (k Kind) String() string {
 	if k < 0 || int(k) >= len(kindNames) {
@@ -45,7 +46,8 @@ type Command struct {
 	// Skills are the --skill names of a review, in order, without
 	// repeats; empty means the configured skills.
 	Skills []string
-	// Reason is a dismissal's reason, one line, at most MaxReason runes.
+	// Reason is a dismissal's or an acceptance's reason, one line, at
+	// most MaxReason runes.
 	Reason string
 	// Word is what followed "/warden" for an Unknown command (clipped).
 	Word string
@@ -152,11 +154,15 @@ func parseFields(args []string, line string) Command {
 		return c
 	case "help":
 		return Command{Kind: Help}
-	case "dismiss":
+	case "dismiss", "accept":
 		// The reason is the rest of the line, as written.
 		rest := strings.TrimSpace(line[len(strings.Fields(line)[0]):])
 		rest = strings.TrimSpace(rest[len(args[0]):])
-		return Command{Kind: Dismiss, Reason: clip(strings.Join(strings.Fields(rest), " "), MaxReason)}
+		kind := Dismiss
+		if strings.EqualFold(args[0], "accept") {
+			kind = Accept
+		}
+		return Command{Kind: kind, Reason: clip(strings.Join(strings.Fields(rest), " "), MaxReason)}
 	}
 	return Command{Kind: Unknown, Word: clip(args[0], 40)}
 }

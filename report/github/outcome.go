@@ -3,9 +3,11 @@ package github
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/org/warden/execution"
@@ -375,9 +377,104 @@ func SkippedOutput(why, summary string) CheckOutput {
 // NotReviewedOutput is the check run of a pull request warden could not
 // review though it should have (a fork without the model key, an analysis
 // that left no report, an untrusted author under trusted-authors-only):
-// the incomplete conclusion, never success.
+// the incomplete conclusion, never success, and like an incomplete review
+// it offers the way out and may be accepted (IncompleteNote).
 func NotReviewedOutput(incomplete, why, summary string) CheckOutput {
-	return CheckOutput{Conclusion: incompleteOr(incomplete), Title: "Not reviewed: " + why, Summary: summary}
+	c := incompleteOr(incomplete)
+	return CheckOutput{Conclusion: c, Title: "Not reviewed: " + why, Summary: IncompleteNote(c) + "\n\n" + summary + "\n" + acceptableMarker + "\n"}
+}
+
+// Acceptable reports whether the check run of r fails required checks only
+// because the review is incomplete, so that a maintainer may accept it
+// (/warden accept): it is not complete, no finding blocks, and it was not
+// cancelled.
+func Acceptable(r *review.Report, failOn review.Severity, cancelled bool) bool {
+	return r != nil && !cancelled && r.Outcome != review.OutcomeDryRun && !r.Complete() && !r.Blocks(failOn)
+}
+
+// IsAcceptable reports whether a check run's summary marks it acceptable
+// (Acceptable, NotReviewedOutput) and not yet accepted.
+func IsAcceptable(summary string) bool {
+	_, _, accepted := Accepted(summary)
+	return strings.Contains(summary, acceptableMarker) && !accepted
+}
+
+// acceptableMarker marks, at the end of its summary, a check run that
+// /warden accept may accept (Acceptable, NotReviewedOutput). Model text in
+// a summary cannot forge it: neutralize escapes "<".
+const acceptableMarker = "<!-- warden:acceptable:v1 -->"
+
+// IncompleteNote opens the summary of an incomplete review's check run: it
+// says whether the conclusion passes required checks and, when it does
+// not, the way out: finish the review, or accept it on purpose. (A check
+// run button to resume, "requested actions", belongs beside it.)
+func IncompleteNote(conclusion string) string {
+	if Passes(conclusion) {
+		return fmt.Sprintf("> **This incomplete review passes required checks** (conclusion %s, input incomplete-conclusion): the pull request may merge with code warden did not review.", conclusion)
+	}
+	return fmt.Sprintf(incompleteNotePrefix+" (conclusion %s). "+
+		"A maintainer can finish it with `/warden resume` (only what was not reviewed calls the model) "+
+		"or accept it as it is with `/warden accept [reason]`, which this check run then records.", conclusion)
+}
+
+// incompleteNotePrefix opens IncompleteNote when the check does not pass.
+const incompleteNotePrefix = "> **This check does not pass required checks: the review is incomplete**"
+
+// Acceptance is a maintainer's /warden accept of an incomplete review.
+type Acceptance struct {
+	By     string    // the login that accepted
+	Commit string    // the head commit whose check run was accepted
+	Reason string    // as given; "" for none
+	At     time.Time // when
+}
+
+// acceptedRE reads AcceptedOutput's record.
+var acceptedRE = regexp.MustCompile(`<!-- warden:accepted:v1 by=([A-Za-z0-9\[\]-]+) commit=([0-9a-f]{40}) -->`)
+
+// Accepted reads the acceptance recorded in a check run's summary: who
+// accepted which commit. ok is false when there is none.
+func Accepted(summary string) (by, commit string, ok bool) {
+	m := acceptedRE.FindStringSubmatch(summary)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}
+
+// AcceptedOutput is the check run of an incomplete review a maintainer
+// accepted: neutral, which passes required checks and is not a success;
+// the title says who accepted what; the summary records who, which
+// commit, when and why, above what the review said (less the mark that
+// made it acceptable: it is accepted once). Annotations are GitHub's to
+// keep.
+func AcceptedOutput(title, summary string, a Acceptance) CheckOutput {
+	reason := "no reason given"
+	if a.Reason != "" {
+		reason = "“" + report.Neutralize(report.OneLine(a.Reason), "") + "”"
+	}
+	record := fmt.Sprintf("## warden: accepted by @%s\n\n**@%s accepted this incomplete review** of commit `%s` on %s: %s. "+
+		"What the review did not cover stays unreviewed; this acceptance only lets the check pass required checks. "+
+		"It holds for this commit only: a new push is reviewed afresh.\n\n%s\n\n---\n\n",
+		a.By, a.By, a.Commit, a.At.UTC().Format("2006-01-02 15:04 MST"), reason,
+		fmt.Sprintf("<!-- warden:accepted:v1 by=%s commit=%s -->", a.By, a.Commit))
+	rest := strings.ReplaceAll(summary, acceptableMarker, "")
+	if strings.HasPrefix(rest, incompleteNotePrefix) { // it passes now
+		if _, after, ok := strings.Cut(rest, "\n\n"); ok {
+			rest = after
+		}
+	}
+	state := ""
+	if st, ok := ParseState(rest); ok { // keep the record the next push reads, whatever the cut
+		state = "\n" + StateMarker(st) + "\n"
+		rest = stateRE.ReplaceAllString(rest, "")
+	}
+	rest = strings.TrimRight(rest, "\n") + "\n"
+	rest = clipText(rest, MaxOutputText-len(record)-len(state), "\n\n_(the review's summary was cut to fit)_\n")
+	return CheckOutput{
+		Conclusion: ConclusionNeutral,
+		Title:      clipTitle("Accepted by @" + a.By + ": " + strings.TrimPrefix(title, "Stale: ")),
+		Summary:    record + rest + state,
+	}
 }
 
 // StaleTitle is the title of a report published on a commit that is no

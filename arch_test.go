@@ -45,6 +45,7 @@ var allowed = map[string][]string{
 	"cli":                  {module + "/action", module + "/eval", module + "/report", module + "/review"},
 	"workdiff":             {module + "/hunks", module + "/internal/gitrepo", module + "/review"},
 	"eval":                 {module + "/review", module + "/hunks", module + "/skills", module + "/execution", module + "/related", "github.com/pelletier/go-toml/v2"},
+	"scenario":             {module + "/execution", module + "/review", module + "/internal/fakeopenai", "github.com/pelletier/go-toml/v2"},
 	"internal/evalmodel":   {module + "/internal/fakeopenai"},
 	"internal/gitrepo":     {},
 	"internal/testgit":     {},
@@ -71,9 +72,9 @@ var confined = map[string][]string{
 	// GitHub's GraphQL schema is the fake's business only: warden sends
 	// GraphQL as plain JSON over go-github's client.
 	"github.com/vektah/gqlparser/v2": {"internal/fakegithub"},
-	// execution: its scenario runner's tests decode a user's incident file (faults, items,
-	// expectations); its [review], [retry] and [[routes]] go through config.Parse.
-	"github.com/pelletier/go-toml/v2": {"config", "execution", "eval"},
+	// scenario decodes a user's incident file (faults, items, expectations);
+	// its [review], [retry] and [[routes]] go through config.Parse.
+	"github.com/pelletier/go-toml/v2": {"config", "scenario", "eval"},
 }
 
 func TestImportArrows(t *testing.T) {

@@ -170,14 +170,14 @@ func TestCompareNaive(t *testing.T) {
 		}
 		synctest.Test(t, func(t *testing.T) { nf = runNaiveScenario(t, sc) })
 		t.Logf("%s: warden %s; naive %s", sc.name, wf, nf)
-		for _, msg := range sc.Expect.check(wf, true) {
+		for _, msg := range checkBounds(&sc.Expect, wf, true) {
 			t.Errorf("%s: warden: %s", sc.name, msg)
 		}
 		mine := filepath.Dir(sc.path) == own
 		if sc.Naive == nil && mine {
 			t.Errorf("%s: no [naive] figures: say what the naive policy does on this schedule", sc.name)
 		} else if sc.Naive != nil {
-			for _, msg := range sc.Naive.check(nf, false) {
+			for _, msg := range checkBounds(sc.Naive, nf, false) {
 				t.Errorf("%s: naive: %s", sc.name, msg)
 			}
 		}

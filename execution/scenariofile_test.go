@@ -1,8 +1,6 @@
 package execution_test
 
 import (
-	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -16,11 +14,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/pelletier/go-toml/v2"
-
 	"github.com/org/warden/config"
 	"github.com/org/warden/execution"
 	"github.com/org/warden/review"
+	"github.com/org/warden/scenario"
 )
 
 // This file runs the scenario suite: one TOML file per scenario in
@@ -43,37 +40,10 @@ func scenarioDirs(getenv func(string) string) []string {
 	return dirs
 }
 
-// span is a TOML duration: a Go duration string such as "90s" or "2h30m".
-type span time.Duration
-
-func (d *span) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil || v < 0 {
-		return fmt.Errorf("invalid duration %q (want a non-negative Go duration such as \"90s\")", b)
-	}
-	*d = span(v)
-	return nil
-}
-
-// scenarioFile is one scenario.
+// scenarioFile is one scenario: the file (package scenario owns the
+// format) and what the runner reads of it.
 type scenarioFile struct {
-	Description string `toml:"description"`
-	// Start is the fault schedule's clock when the review starts: windows
-	// are times since the incident began, and the review may start late
-	// in it (sept6-recovering starts 2h28m into the outage).
-	Start  span        `toml:"start"`
-	Items  []itemGroup `toml:"items"`
-	Review scReview    `toml:"review"`
-	Retry  scRetry     `toml:"retry"`
-	Routes []scRoute   `toml:"routes"`
-	Expect scBounds    `toml:"expect"`
-	Naive  *scBounds   `toml:"naive"` // the naive policy's figures, asserted by TestCompareNaive
-
-	// The rest of warden.toml, accepted so that a configuration pastes
-	// as it is, and not used.
-	Filters map[string]any `toml:"filters"`
-	Skills  []any          `toml:"skills"`
-	Version int            `toml:"version"`
+	*scenario.File
 
 	name   string
 	path   string
@@ -81,218 +51,27 @@ type scenarioFile struct {
 	cfgErr error        // why config refused it, when [expect] config_error asks for a refusal
 }
 
-// itemGroup is count items whose user message has chars characters.
-type itemGroup struct {
-	Count int `toml:"count"`
-	Chars int `toml:"chars"`
-}
-
-// scReview, scRetry and scRoute spell warden.toml's [review], [retry] and
-// [[routes]] keys, so that the file decodes strictly with each unknown key's
-// line; what the keys mean is config's (configOf), and
-// TestScenarioKeysAreWardenTOMLs keeps the spelling equal to config's.
-type scReview struct {
-	Budget         span    `toml:"budget"`
-	HunkBudget     span    `toml:"hunk_budget"`
-	RequestTimeout span    `toml:"request_timeout"`
-	MinAttempt     span    `toml:"min_attempt"`
-	Reserve        span    `toml:"reserve"`
-	MaxConcurrency int     `toml:"max_concurrency"`
-	MaxQueueWait   span    `toml:"max_queue_wait"`
-	MaxTokens      int     `toml:"max_tokens"`
-	FailOn         string  `toml:"fail_on"`
-	ReportOn       string  `toml:"report_on"`
-	MaxFindings    int     `toml:"max_findings"`
-	BatchSkills    bool    `toml:"batch_skills"`
-	MaxCostUSD     float64 `toml:"max_cost_usd"`
-	MaxTotalTokens int     `toml:"max_total_tokens"`
-	Verify         string  `toml:"verify"`
-	VerifyRoute    string  `toml:"verify_route"`
-	Context        string  `toml:"context"`
-	ContextChars   int     `toml:"context_chars"`
-}
-
-type scRetry struct {
-	MaxPerRoute      *int     `toml:"max_per_route"`
-	Backoff          span     `toml:"backoff"`
-	BackoffSchedule  []span   `toml:"backoff_schedule"`
-	RateLimitBackoff span     `toml:"rate_limit_backoff"`
-	MaxRetryAfter    span     `toml:"max_retry_after"`
-	BudgetRatio      *float64 `toml:"budget_ratio"`
-	MaxPerItem       *int     `toml:"max_per_item"`
-}
-
-// scRoute is warden.toml's [[routes]] plus the route's fault schedule.
-type scRoute struct {
-	Name                    string  `toml:"name"`
-	BaseURL                 string  `toml:"base_url"`
-	Model                   string  `toml:"model"`
-	APIKeyEnv               string  `toml:"api_key_env"`
-	ProbeAPIKeyEnv          string  `toml:"probe_api_key_env"`
-	ProbeModel              string  `toml:"probe_model"`
-	BreakerWindow           span    `toml:"breaker_window"`
-	Profile                 string  `toml:"profile"`
-	MaxConcurrency          int     `toml:"max_concurrency"`
-	RequestTimeout          span    `toml:"request_timeout"`
-	ResponseHealing         bool    `toml:"response_healing"`
-	JSONSchema              *bool   `toml:"json_schema"`
-	Stream                  bool    `toml:"stream"`
-	FailoverOnAuth          bool    `toml:"failover_on_auth"`
-	MinInterval             span    `toml:"min_interval"`
-	FirstTokenTimeout       span    `toml:"first_token_timeout"`
-	IdleTimeout             span    `toml:"idle_timeout"`
-	PriceInputPerMTok       float64 `toml:"price_input_per_mtok"`
-	PriceOutputPerMTok      float64 `toml:"price_output_per_mtok"`
-	PriceCachedInputPerMTok float64 `toml:"price_cached_input_per_mtok"`
-	ContextWindow           int     `toml:"context_window"`
-
-	// Faults is the route's schedule: for each call, the entries whose
-	// window holds the call are weighed, and one is drawn (seeded by the
-	// route's name and the call's number). A call no entry holds is a
-	// healthy answer after 1s.
-	Faults []scFault `toml:"faults"`
-}
-
-// scFault is one entry of a route's fault schedule.
-type scFault struct {
-	From      span `toml:"from"`       // the window, on the schedule's clock: from ≤ t < until
-	Until     span `toml:"until"`      // 0: for ever
-	FirstCall int  `toml:"first_call"` // and by the call's number on the route (0-based): first_call ≤ n < last_call
-	LastCall  int  `toml:"last_call"`  // 0: no limit
-	// InFlightOver holds the call only while more than this many calls
-	// (the call included) are in flight on the route: a provider's
-	// per-key concurrency limit. 0: any.
-	InFlightOver int               `toml:"in_flight_over"`
-	Weight       float64           `toml:"weight"`    // the entry's share among those that hold the call; 0: 1
-	Delay        span              `toml:"delay"`     // fixed latency before the answer (or the error)
-	Latency      *scLatency        `toml:"latency"`   // or a latency distribution
-	Status       int               `toml:"status"`    // an error status; 0: a good answer
-	Code         string            `toml:"code"`      // the error body's code
-	Headers      map[string]string `toml:"headers"`   // e.g. Retry-After
-	Hang         bool              `toml:"hang"`      // never answer (no headers)
-	Keepalive    span              `toml:"keepalive"` // streaming hang: a keep-alive comment every keepalive
-	Mode         string            `toml:"mode"`      // "stall", "trickle", "empty", "tokens", "stream_error"
-	Every        span              `toml:"every"`     // the mode's interval
-	Count        int               `toml:"count"`     // "tokens": how many
-}
-
-// scLatency is a latency distribution: the inverse of a piecewise-linear
-// CDF through the points (p[i], values[i]), p from 0 to 1, sampled with a
-// seed.
-type scLatency struct {
-	P      []float64 `toml:"p"`
-	Values []span    `toml:"values"`
-	Seed   uint64    `toml:"seed"`
-}
-
-func (l *scLatency) sample(u float64) time.Duration {
-	for i := 1; i < len(l.P); i++ {
-		if u <= l.P[i] || i == len(l.P)-1 {
-			lo, hi := float64(l.Values[i-1]), float64(l.Values[i])
-			f := 0.0
-			if l.P[i] > l.P[i-1] {
-				f = min(1, max(0, (u-l.P[i-1])/(l.P[i]-l.P[i-1])))
-			}
-			return time.Duration(lo + f*(hi-lo))
-		}
-	}
-	return time.Duration(l.Values[0])
-}
-
-// scBounds are a scenario's expected figures. Zero values are not checked
-// (use the pointer fields to ask for a zero).
-type scBounds struct {
-	ConfigError     string                   `toml:"config_error"`       // the configuration is refused at load time with this in its message (config.Parse, Policy.Validate); nothing runs
-	Outcome         string                   `toml:"outcome"`            // complete, partial or provider-unavailable (review.Decide)
-	MaxWall         span                     `toml:"max_wall"`           // from the review's start to Run's return
-	MinWall         span                     `toml:"min_wall"`           // (for the naive side: at least this long)
-	MinReviewed     float64                  `toml:"min_reviewed"`       // share of items with an accepted answer, 0 to 1
-	MaxReviewed     *float64                 `toml:"max_reviewed"`       //
-	MaxCallsPerItem float64                  `toml:"max_calls_per_item"` // requests the servers saw ÷ items
-	MaxItemWall     span                     `toml:"max_item_wall"`      // the longest item
-	MaxAbandoned    *int                     `toml:"max_abandoned"`      // calls cut by the client that would have completed within abandoned_within
-	AbandonedWithin span                     `toml:"abandoned_within"`   // 0: whenever
-	Routes          map[string]scRouteBounds `toml:"route"`
-}
-
-// scRouteBounds are one route's expected figures.
-type scRouteBounds struct {
-	MaxCalls           *int `toml:"max_calls"`
-	MinCalls           int  `toml:"min_calls"`
-	MinBreakerOpens    int  `toml:"min_breaker_opens"`
-	MaxBreakerOpens    *int `toml:"max_breaker_opens"`
-	MaxCallsBeforeOpen int  `toml:"max_calls_before_open"` // requests sent before the breaker first opened
-}
-
 // loadScenario reads and checks one scenario file.
 func loadScenario(path string) (*scenarioFile, error) {
-	data, err := os.ReadFile(path)
+	f, err := scenario.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	var sc scenarioFile
-	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
-	if err := dec.Decode(&sc); err != nil {
-		var strict *toml.StrictMissingError
-		if errors.As(err, &strict) && len(strict.Errors) > 0 {
-			e := strict.Errors[0]
-			row, _ := e.Position()
-			return nil, fmt.Errorf("%s:%d: %s: unknown key", path, row, strings.Join(e.Key(), "."))
-		}
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			row, _ := de.Position()
-			return nil, fmt.Errorf("%s:%d: %s", path, row, de.Error())
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	sc.name, sc.path = strings.TrimSuffix(filepath.Base(path), ".toml"), path
-	if sc.cfg, err = configOf(path, data); err != nil {
+	sc := &scenarioFile{File: f, name: f.Name, path: f.Path}
+	if sc.cfg, err = configOf(f); err != nil {
 		if sc.Expect.ConfigError == "" {
 			return nil, err
 		}
 		sc.cfgErr = err // refused at load time, as the file expects: runScenario checks the message
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...))
-	}
-	if len(sc.Routes) == 0 {
-		return nil, bad("no [[routes]]")
-	}
 	n := 0
 	for _, g := range sc.Items {
-		if g.Count <= 0 || g.Chars < 0 {
-			return nil, bad("[[items]] needs count > 0 and chars ≥ 0")
-		}
 		n += g.Count
 	}
 	if n == 0 {
-		return nil, bad("no [[items]]")
+		return nil, fmt.Errorf("%s: no [[items]]", path)
 	}
-	for _, r := range sc.Routes {
-		if r.Name == "" {
-			return nil, bad("a route has no name")
-		}
-		if _, err := execution.ParseProfile(r.Profile); err != nil {
-			return nil, bad("route %q: %v", r.Name, err)
-		}
-		for i, f := range r.Faults {
-			if l := f.Latency; l != nil && (len(l.P) < 2 || len(l.P) != len(l.Values) || l.P[0] != 0 || l.P[len(l.P)-1] != 1 || !slices.IsSorted(l.P)) {
-				return nil, bad("route %q fault %d: latency needs p and values of the same length ≥ 2, p rising from 0 to 1", r.Name, i+1)
-			}
-			switch f.Mode {
-			case "", "stall", "trickle", "empty", "tokens", "stream_error":
-			default:
-				return nil, bad("route %q fault %d: unknown mode %q", r.Name, i+1, f.Mode)
-			}
-		}
-	}
-	switch sc.Expect.Outcome {
-	case "", string(review.OutcomeComplete), string(review.OutcomePartial), string(review.OutcomeProviderUnavailable):
-	default:
-		return nil, bad("expect.outcome %q: want complete, partial or provider-unavailable", sc.Expect.Outcome)
-	}
-	return &sc, nil
+	return sc, nil
 }
 
 // loadScenarios reads every scenario of every directory; a directory of
@@ -372,42 +151,12 @@ func (sc *scenarioFile) policy() execution.Policy { return sc.cfg.Policy() }
 // [[routes]] without their faults, through config.Parse, with its checks
 // and defaults; a route without base_url or model gets the harness's. Its
 // errors name the key (the line is the file's own decoder's business).
-func configOf(path string, data []byte) (*config.File, error) {
-	var all map[string]any
-	if err := toml.Unmarshal(data, &all); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	part := map[string]any{}
-	for _, k := range []string{"review", "retry"} {
-		if v, ok := all[k]; ok {
-			part[k] = v
-		}
-	}
-	if routes, ok := all["routes"].([]any); ok {
-		var rs []any
-		for _, r := range routes {
-			m, _ := r.(map[string]any)
-			rc := map[string]any{}
-			for k, v := range m {
-				if k != "faults" {
-					rc[k] = v
-				}
-			}
-			name, _ := rc["name"].(string)
-			if _, ok := rc["base_url"]; !ok {
-				rc["base_url"] = "https://" + name + ".example.com/v1"
-			}
-			if _, ok := rc["model"]; !ok {
-				rc["model"] = "model-" + name
-			}
-			rs = append(rs, rc)
-		}
-		part["routes"] = rs
-	}
-	doc, err := toml.Marshal(part)
+func configOf(sc *scenario.File) (*config.File, error) {
+	doc, err := sc.ConfigTOML()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
+	path := sc.Path
 	cfg, err := config.Parse(path, doc)
 	if err != nil {
 		return nil, errors.New(regexp.MustCompile(`^`+regexp.QuoteMeta(path)+`:\d+: `).ReplaceAllString(err.Error(), path+": "))
@@ -439,58 +188,6 @@ func (sc *scenarioFile) items() []execution.Item {
 	return out
 }
 
-// script is a route's fault schedule as the harness's server runs it.
-func (r scRoute) script(start time.Duration, inFlight func() int) func(n int, at time.Duration) reply {
-	seed := uint64(0)
-	for _, c := range r.Name {
-		seed = seed*31 + uint64(c)
-	}
-	return func(n int, at time.Duration) reply {
-		at += start
-		var held []scFault
-		total := 0.0
-		for _, f := range r.Faults {
-			if at < time.Duration(f.From) || (f.Until > 0 && at >= time.Duration(f.Until)) ||
-				n < f.FirstCall || (f.LastCall > 0 && n >= f.LastCall) || (f.InFlightOver > 0 && inFlight() <= f.InFlightOver) {
-				continue
-			}
-			held = append(held, f)
-			total += cmp.Or(f.Weight, 1)
-		}
-		if len(held) == 0 {
-			return reply{Delay: time.Second}
-		}
-		pick := unit(seed, n) * total
-		f := held[len(held)-1]
-		for _, h := range held {
-			if pick < cmp.Or(h.Weight, 1) {
-				f = h
-				break
-			}
-			pick -= cmp.Or(h.Weight, 1)
-		}
-		rp := reply{
-			Delay: time.Duration(f.Delay), Hang: f.Hang, Keepalive: time.Duration(f.Keepalive), Status: f.Status, Header: f.Headers,
-			Code: f.Code, Mode: f.Mode, Every: time.Duration(f.Every), Count: f.Count, StreamError: f.Mode == "stream_error",
-		}
-		if f.Latency != nil {
-			rp.Delay = f.Latency.sample(unit(f.Latency.Seed, n))
-		}
-		return rp
-	}
-}
-
-// unit is a uniform draw in [0, 1) for call n of a seeded schedule: the
-// splitmix64 finalizer of seed and n, so that draws of neighbouring calls
-// are independent and a call's draw does not depend on the calls before it.
-func unit(seed uint64, n int) float64 {
-	z := seed + uint64(n+1)*0x9E3779B97F4A7C15
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-	z ^= z >> 31
-	return float64(z>>11) / (1 << 53)
-}
-
 // world builds the scenario's routes and servers (inside a bubble) and the
 // engine policy.
 func (sc *scenarioFile) world(t testing.TB) (*world, execution.Policy) {
@@ -498,7 +195,7 @@ func (sc *scenarioFile) world(t testing.TB) (*world, execution.Policy) {
 	specs := make([]routeSpec, len(sc.Routes))
 	servers := make([]*server, len(sc.Routes)) // filled below, read only while a call is served
 	for i, r := range sc.Routes {
-		specs[i] = routeSpec{name: r.Name, script: r.script(time.Duration(sc.Start), func() int { return servers[i].inFlight() })}
+		specs[i] = routeSpec{name: r.Name, script: r.Script(time.Duration(sc.Start), func() int { return servers[i].inFlight() })}
 	}
 	w := newWorld(t, specs)
 	copy(servers, w.servers)
@@ -621,7 +318,7 @@ func runScenario(t *testing.T, sc *scenarioFile) *figures {
 
 // check compares figures with bounds; warden says whether the route
 // bounds that only the engine has (breaker openings) apply.
-func (b *scBounds) check(f *figures, warden bool) []string {
+func checkBounds(b *scenario.Bounds, f *figures, warden bool) []string {
 	var bad []string
 	fail := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
 	if b.Outcome != "" && string(f.outcome) != b.Outcome {
@@ -708,7 +405,7 @@ func TestScenarioFiles(t *testing.T) {
 					return // refused at load time, as expected
 				}
 				t.Logf("warden: %s", f)
-				for _, msg := range sc.Expect.check(f, true) {
+				for _, msg := range checkBounds(&sc.Expect, f, true) {
 					t.Errorf("%s: %s", sc.name, msg)
 				}
 			})
@@ -777,7 +474,7 @@ func TestScenarioLatencyShape(t *testing.T) {
 	l := sc.Routes[0].Faults[0].Latency
 	var d []time.Duration
 	for n := range 10_000 {
-		d = append(d, l.sample(unit(l.Seed, n)))
+		d = append(d, l.Sample(scenario.Unit(l.Seed, n)))
 	}
 	slices.Sort(d)
 	if p95, m := d[9499], d[9999]; p95 < 6*time.Minute || p95 > 6*time.Minute+24*time.Second || m > 42*time.Minute+36*time.Second || m < 40*time.Minute {
@@ -807,9 +504,9 @@ func TestScenarioKeysAreWardenTOMLs(t *testing.T) {
 		table     string
 		got, want []string
 	}{
-		{"[review]", keys(scReview{}), keys(f.Review)},
-		{"[retry]", keys(scRetry{}), keys(f.Retry)},
-		{"[[routes]]", keys(scRoute{}), keys(config.Route{}, "faults")},
+		{"[review]", keys(scenario.Review{}), keys(f.Review)},
+		{"[retry]", keys(scenario.Retry{}), keys(f.Retry)},
+		{"[[routes]]", keys(scenario.Route{}), keys(config.Route{}, "faults")},
 	} {
 		if !slices.Equal(c.got, c.want) {
 			t.Errorf("a scenario's %s keys %v, warden.toml's %v", c.table, c.got, c.want)

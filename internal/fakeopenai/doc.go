@@ -6,6 +6,7 @@
 // scripted chat-completions endpoint, which answers by the file under
 // review (a delay, a hang, an error status, a good answer).
 //
-// Only tests may import it. It imports the standard library only; nothing
-// of warden.
+// Tests import it, and package scenario, whose fault schedules are written
+// in its Answer and played by its Serve for `warden eval`. It imports the
+// standard library only; nothing of warden.
 package fakeopenai

@@ -22,10 +22,12 @@ const (
 	sarifInformationURI = "https://github.com/org/warden"
 	sarifSrcRoot        = "%SRCROOT%"
 	// FingerprintKey is the partialFingerprints key of every SARIF result.
-	// Its value is a hash of skill, path and title plus ":n", the
-	// occurrence of that hash in the run, so that re-runs match alerts
-	// while two findings with the same title in one file stay distinct.
-	FingerprintKey = "wardenFingerprint/v1"
+	// Its value is the finding's Fingerprint (skill, path and the code it
+	// is on, never its wording) plus ":n", the occurrence of that
+	// fingerprint in the run, so that re-runs match alerts however the
+	// model words them, while two findings on the same code stay distinct.
+	// v2: v1 hashed the title.
+	FingerprintKey = "wardenFingerprint/v2"
 )
 
 type sarifLog struct {
@@ -299,10 +301,22 @@ func artifactURI(path string) string {
 	return u.EscapedPath()
 }
 
-// Fingerprint is a finding's stable identity across runs: a hash of its
-// skill, path and title (white space collapsed), 32 hex digits. Lines are
-// left out on purpose, so that an alert survives edits above it.
+// Fingerprint is a finding's stable identity across runs: the one review
+// computed from its skill, path and the code it is on
+// (review.Finding.Fingerprint), 32 hex digits; for a finding without a
+// valid one (a report of an older version), LegacyFingerprint.
 func Fingerprint(f review.Finding) string {
+	if len(f.Fingerprint) == 32 && strings.Trim(f.Fingerprint, "0123456789abcdef") == "" {
+		return f.Fingerprint
+	}
+	return LegacyFingerprint(f)
+}
+
+// LegacyFingerprint is the identity earlier versions gave a finding: a
+// hash of its skill, path and title (white space collapsed). It is read
+// only to recognize the markers those versions posted, so that their
+// threads and dismissals keep counting while the wording stays the same.
+func LegacyFingerprint(f review.Finding) string {
 	h := sha256.New()
 	for _, s := range []string{OneLine(f.Skill), strings.TrimSpace(f.Path), OneLine(f.Title)} {
 		h.Write([]byte(s))

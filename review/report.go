@@ -49,6 +49,11 @@ type Finding struct {
 	// reason, or why it was not verified. Omitted when verification is off.
 	Verification       string `json:"verification,omitempty"`
 	VerificationReason string `json:"verification_reason,omitempty"`
+	// Fingerprint is the finding's identity across runs, from its skill,
+	// path and the code it is on, never its wording or line numbers
+	// (fingerprintOf): 32 hex digits. Additive; omitted when unknown (a
+	// report of an older version).
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // Attempt is one model call made for an item.

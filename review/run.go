@@ -234,7 +234,11 @@ func (idx routeIndex) answer(it *Item, wi *WorkItem, res execution.Result, size 
 		it.Answer, it.AnswerProblem = noteAnswer(res.Response, errNotContract)
 		return nil
 	}
-	return validate(raw, lines, base, dropped)
+	got := validate(raw, lines, base, dropped)
+	for i := range got {
+		got[i].Fingerprint = fingerprintOf(wi.Chunk, got[i])
+	}
+	return got
 }
 
 // serverAddress is the host and explicit port of a route's base URL, for

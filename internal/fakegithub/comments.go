@@ -142,7 +142,7 @@ func (s *Server) createIssueComment(w http.ResponseWriter, r *http.Request) {
 	if !s.specOK(w, r, route) {
 		return
 	}
-	id := s.AddIssueComment(n, IssueComment{Body: *b.Body, User: "github-actions[bot]"})
+	id := s.AddIssueComment(n, IssueComment{Body: *b.Body, User: s.writer()})
 	var c IssueComment
 	for _, ic := range s.IssueComments(n) {
 		if ic.ID == id {
@@ -212,7 +212,7 @@ func (s *Server) replyToReviewComment(w http.ResponseWriter, r *http.Request) {
 	}
 	c := ReviewComment{
 		Path: parent.Path, Line: parent.Line, StartLine: parent.StartLine, Side: parent.Side, StartSide: parent.StartSide,
-		Body: *b.Body, CommitID: pr.HeadSHA, User: "github-actions[bot]", InReplyTo: root,
+		Body: *b.Body, CommitID: pr.HeadSHA, User: s.writer(), InReplyTo: root,
 	}
 	s.mu.Lock()
 	c.ID = s.id()
@@ -275,7 +275,7 @@ func (s *Server) reactionHandlers(kind, listRoute, createRoute string) (list, cr
 		if !s.specOK(w, r, createRoute) {
 			return
 		}
-		const bot = "github-actions[bot]"
+		bot := s.writer()
 		// The same reaction by the same user again is GitHub's 200 with
 		// the existing one.
 		for _, re := range s.Reactions(kind, id) {

@@ -36,7 +36,7 @@ var operations = []string{
 	"pulls/create-reply-for-review-comment", "issues/create-comment", "issues/list-comments",
 	"reactions/create-for-issue-comment", "reactions/list-for-issue-comment",
 	"reactions/create-for-pull-request-review-comment", "reactions/list-for-pull-request-review-comment",
-	"repos/get-collaborator-permission-level",
+	"repos/get-collaborator-permission-level", "users/get-authenticated",
 }
 
 // TestRegenerate rewrites spec/api.github.com.json, spec/schema.graphql

@@ -47,7 +47,7 @@ func TestFollowUp(t *testing.T) {
 	root := map[string]int64{}
 	for _, cm := range fake.ReviewComments(testPR) {
 		for _, f := range all {
-			if strings.Contains(cm.Body, "warden:fp:"+report.Fingerprint(f)) {
+			if strings.Contains(cm.Body, marker(f)) {
 				root[f.Title] = cm.ID
 			}
 		}
@@ -84,9 +84,9 @@ func TestFollowUp(t *testing.T) {
 		current := []review.Finding{down, resolvedByHand, dismissed, kept, untrusted}
 		fu := Follow(threads, current, nil, thumbs, trusted)
 		wantSuppressed := map[string]string{
-			report.Fingerprint(down):           SuppressedReaction,
-			report.Fingerprint(resolvedByHand): SuppressedResolved,
-			report.Fingerprint(dismissed):      SuppressedCommand,
+			"v2:" + report.Fingerprint(down):           SuppressedReaction,
+			"v2:" + report.Fingerprint(resolvedByHand): SuppressedResolved,
+			"v2:" + report.Fingerprint(dismissed):      SuppressedCommand,
 		}
 		if diff := cmp.Diff(wantSuppressed, fu.Suppressed); diff != "" {
 			t.Errorf("push %d: suppressed (-want +got):\n%s", push+1, diff)

@@ -39,8 +39,8 @@ func TestFingerprint(t *testing.T) {
 	moved := base
 	moved.StartLine, moved.EndLine = 51, 51 // 40 lines were added above
 	same := map[string]string{
-		"reworded": fp(at10, reworded),
-		"moved":    fp(chunkOf(t, code, 50), moved),
+		"reworded":                    fp(at10, reworded),
+		"moved":                       fp(chunkOf(t, code, 50), moved),
 		"blank lines and indentation": fp(chunkOf(t, strings.ReplaceAll(code, "\t", "    "), 10), base),
 	}
 	for name, got := range same {

@@ -441,7 +441,7 @@ func checkReview(pr *PullRequest, b reviewBody) (Review, []ReviewComment, string
 		rc.CommitID = commit
 		comments = append(comments, rc)
 	}
-	rv := Review{PR: pr.Number, CommitID: commit, Event: event, State: state, Body: body, }
+	rv := Review{PR: pr.Number, CommitID: commit, Event: event, State: state, Body: body}
 	return rv, comments, ""
 }
 

@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/org/warden/internal/fakegithub"
+	"github.com/org/warden/internal/fakeopenai"
 )
 
 // realEvent writes a pull_request event made from GitHub's own example
@@ -265,5 +269,91 @@ func TestGateAccept(t *testing.T) {
 	}
 	if again, _ := h.requiredCheck(); again.Summary != accepted.Summary {
 		t.Errorf("a second accept rewrote the record")
+	}
+}
+
+// rewording makes the harness's model word every title and description
+// differently on every run (*run is the run's number), as a real model
+// does, while finding the same problem on the same line.
+func rewording(h *actionHarness, run *atomic.Int32) {
+	h.model.script.Default = func(req fakeopenai.Request) fakeopenai.Answer {
+		sub := linesRE.FindStringSubmatch(req.Prompt())
+		start, _ := strconv.Atoi(sub[1])
+		n := run.Load()
+		words := []string{"Unchecked input", "Input is not validated", "Missing validation of the input", "Validation gap"}
+		b, _ := json.Marshal(map[string]any{"findings": []map[string]any{{
+			"severity": "high", "title": fmt.Sprintf("%s in %s", words[int(n)%len(words)], sub[3]),
+			"description": fmt.Sprintf("Run %d: the value reaches the sink unchecked.", n),
+			"start_line": start, "end_line": start, "suggestion": "", "confidence": 0.9,
+		}}})
+		return fakeopenai.Answer{Content: string(b)}
+	}
+}
+
+// TestGateRewordedFindings: a model that rewords every title on every run.
+// A second run on the same head posts no second comment; a dismissal holds
+// however the finding is worded next; a finding whose code the author
+// reverts is recognised as fixed (its thread resolved) by its code, while
+// the findings on unchanged code, reworded again, stay open.
+func TestGateRewordedFindings(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "high")
+	var run atomic.Int32
+	rewording(h, &run)
+	h.realEvent("opened", "alice", "MEMBER")
+	next := func(what string) {
+		t.Helper()
+		run.Add(1)
+		if res := h.run(context.Background()); res.code > exitFindings {
+			t.Fatalf("%s: exit %d; stderr:\n%s", what, res.code, res.stderr)
+		}
+	}
+	next("first review")
+	first := rootComments(h)
+	if len(first) < 3 {
+		t.Fatalf("%d findings posted, want one per changed hunk (3 or more)", len(first))
+	}
+	commentCount := len(h.gh.ReviewComments(testPR))
+
+	h.realEvent("reopened", "alice", "MEMBER") // the same head again
+	next("same head, reworded")
+	if got := len(h.gh.ReviewComments(testPR)); got != commentCount {
+		t.Errorf("a second run on the same head, titles reworded, posted %d more comments", got-commentCount)
+	}
+	if rs := h.gh.Reviews(testPR); len(rs) != 1 {
+		t.Errorf("%d reviews posted, want 1 (the second run had nothing new)", len(rs))
+	}
+
+	// A member dismisses the finding on session.go's first hunk.
+	var target fakegithub.ReviewComment
+	for _, c := range first {
+		if c.Path == "auth/session.go" {
+			target = c
+			break
+		}
+	}
+	reply := h.gh.AddReviewComment(testPR, fakegithub.ReviewComment{Path: target.Path, Line: target.Line, Body: "/warden dismiss intended", User: "alice", InReplyTo: target.ID})
+	h.reviewCommentEvent(reply, target.ID, "/warden dismiss intended", "alice", "MEMBER")
+	next("dismiss")
+	commentCount = len(h.gh.ReviewComments(testPR))
+	h.realEvent("reopened", "alice", "MEMBER")
+	next("after the dismissal, reworded")
+	if cr := h.lastCheckRun(); !strings.Contains(cr.Summary, "**Suppressed:** 1 finding dismissed") {
+		t.Errorf("the dismissal did not hold against a reworded finding:\n%.600s", cr.Summary)
+	}
+	if got := len(h.gh.ReviewComments(testPR)); got != commentCount {
+		t.Errorf("%d comments posted after the dismissal, want none", got-commentCount)
+	}
+
+	// The author reverts store/query.go: that finding is fixed, by its
+	// code; the others, reworded again, are not.
+	h.commitHead(map[string]string{"store/query.go": "package store\n\n" + numbered(40, "// query")})
+	h.realEvent("synchronize", "alice", "MEMBER")
+	next("push that reverts store/query.go")
+	for _, c := range first {
+		resolved, _ := h.gh.ThreadResolved(c.ID)
+		if fixed := c.Path == "store/query.go"; resolved != fixed {
+			t.Errorf("thread on %s:%d resolved %v, want %v", c.Path, c.Line, resolved, fixed)
+		}
 	}
 }

@@ -119,3 +119,25 @@ func TestLegacyMarkers(t *testing.T) {
 		t.Errorf("PostReview = %+v, %v; want the legacy comment to count as the finding's", res, err)
 	}
 }
+
+// TestFollowByCode: whether a finding is fixed is decided by its code: an
+// outdated thread whose finding the run still reports on the same code,
+// worded anew, stays open; one whose code no finding is on any more is
+// resolved.
+func TestFollowByCode(t *testing.T) {
+	t.Parallel()
+	still := finding(review.SeverityHigh, "a.go", 2, 2, "Unchecked input")
+	still.Fingerprint = "11111111111111111111111111111111"
+	gone := finding(review.SeverityHigh, "a.go", 5, 5, "Unchecked input")
+	gone.Fingerprint = "22222222222222222222222222222222"
+	threads := []Thread{
+		{ID: "T1", Fingerprint: still.Fingerprint, Path: "a.go", Outdated: true},
+		{ID: "T2", Fingerprint: gone.Fingerprint, Path: "a.go", Outdated: true},
+	}
+	reworded := still
+	reworded.Title, reworded.Description = "Input reaches the sink unvalidated", "Reworded."
+	fu := Follow(threads, []review.Finding{reworded}, nil, nil, func(string) bool { return true })
+	if len(fu.Resolve) != 1 || fu.Resolve[0].ID != "T2" {
+		t.Errorf("Follow resolves %+v, want only T2 (its code carries no finding now)", fu.Resolve)
+	}
+}

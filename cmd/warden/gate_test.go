@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -355,5 +356,78 @@ func TestGateRewordedFindings(t *testing.T) {
 		if fixed := c.Path == "store/query.go"; resolved != fixed {
 			t.Errorf("thread on %s:%d resolved %v, want %v", c.Path, c.Line, resolved, fixed)
 		}
+	}
+}
+
+// TestGateCachedReviewSaysSo: a review whose every answer comes from the
+// results cache says so in every format (text, Markdown, JSON, SARIF):
+// how many items, from which model and endpoint, and no "served by its
+// first route" for items that called none. A route pointed at another
+// server (one that answers 401 here) does not read the old server's
+// entries: that review is provider-unavailable, not complete.
+func TestGateCachedReviewSaysSo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	diff := sampleDiff(t, dir)
+	model := newFakeModel(t, "high")
+	model.content = `{"findings":[]}`
+	env := model.env("sk-test-SECRET-0123456789")
+	env["XDG_CACHE_HOME"] = t.TempDir()
+	review := func(format string) result {
+		return runWarden(t, dir, env, "", "review", "--diff", diff, "--format", format, "--skill", "code-review")
+	}
+	first := review("json")
+	calls := model.calls()
+	if first.code != exitOK || calls == 0 {
+		t.Fatalf("first review: exit %d, %d calls; stderr:\n%s", first.code, calls, first.stderr)
+	}
+	planned := decodeReport(t, first.stdout).Summary.Planned
+	host := strings.TrimPrefix(model.URL, "http://")
+	n := itoa(planned)
+	for _, tt := range []struct {
+		format string
+		want   []string
+		not    []string
+	}{
+		{"text", []string{
+			"(" + n + " from the results cache)",
+			"Results cache: " + n + " of the " + n + " reviewed items came from the results cache, answered earlier by test-model at " + host + " (route env)",
+		}, []string{"served by its first attempt's route"}},
+		{"markdown", []string{
+			"(" + n + " from the results cache)",
+			"**From the results cache:** " + n + " of the " + n + " reviewed items came from the results cache, answered earlier by test-model at " + host,
+		}, []string{"served by its first attempt's route"}},
+		{"json", []string{`"cached": ` + n, `"cached_model": "test-model"`, `"cached_endpoint": "` + host + `"`}, nil},
+		{"sarif", []string{`"cached": ` + n}, nil},
+	} {
+		res := review(tt.format)
+		if res.code != exitOK {
+			t.Fatalf("%s: exit %d; stderr:\n%s", tt.format, res.code, res.stderr)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(res.stdout, w) {
+				t.Errorf("%s report lacks %q:\n%s", tt.format, w, res.stdout)
+			}
+		}
+		for _, w := range tt.not {
+			if strings.Contains(res.stdout, w) {
+				t.Errorf("%s report says %q of items that called no model:\n%s", tt.format, w, res.stdout)
+			}
+		}
+	}
+	if model.calls() != calls {
+		t.Errorf("the cached reviews made %d model calls", model.calls()-calls)
+	}
+
+	// The same route name and model, another endpoint: one that refuses
+	// the key.
+	other := newFakeModel(t, "high")
+	other.status = http.StatusUnauthorized
+	env["WARDEN_BASE_URL"] = other.URL + "/v1"
+	dead := review("json")
+	rep := decodeReport(t, dead.stdout)
+	if dead.code != exitIncomplete || rep.Outcome != "provider-unavailable" || rep.Summary.Reviewed != 0 || strings.Contains(dead.stdout, `"cached"`) {
+		t.Errorf("route moved to another endpoint: exit %d, %s, %d reviewed; want exit 3, provider-unavailable, none from the old endpoint's entries",
+			dead.code, rep.Outcome, rep.Summary.Reviewed)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/org/warden/execution"
 	"github.com/org/warden/review"
 )
 
@@ -103,24 +104,91 @@ func reasonBreakdown(items []review.Item) string {
 }
 
 // causeBreakdown is "auth on route primary" when every item failed for the
-// same reason on the same route, else "auth on route primary: 30, timeout on
-// route backup: 10".
-func causeBreakdown(items []review.Item) string {
+// same cause on the same route, else "auth on route primary: 30, timeout on
+// route backup: 10" (FailureCause: what the provider did, not what warden
+// stopped later); then how many items warden stopped after those failures:
+// "server_error on route primary; 33 then stopped by the circuit breaker".
+func causeBreakdown(r *review.Report, items []review.Item) string {
 	keys := make([]string, len(items))
+	var stops []string
 	for i, it := range items {
-		k := OneLine(reasonOf(it))
+		k := OneLine(FailureCause(r, it))
 		if it.Route != "" {
 			k += " on route " + OneLine(it.Route)
 		}
 		keys[i] = k
+		if by := stoppedBy[it.Reason]; by != "" && k != OneLine(reasonOf(it)) {
+			stops = append(stops, by)
+		}
 	}
 	t := tally(keys)
-	if len(t) == 1 {
+	s := t[0].key
+	if len(t) > 1 {
+		s = joinTally(t, func(e tallyEntry) string { return e.key + ": " + review.Count(e.n) })
+	}
+	if len(stops) > 0 {
+		s += "; " + joinTally(tally(stops), func(e tallyEntry) string { return review.Count(e.n) + " then stopped by " + e.key })
+	}
+	return s
+}
+
+// stoppedBy names what stopped an item whose reason is one of the
+// engine's stop reasons rather than a failure of its own call.
+var stoppedBy = map[string]string{
+	execution.ReasonCircuitOpen:  "the circuit breaker",
+	execution.ReasonHalfOpenBusy: "the circuit breaker",
+	execution.ReasonUnresponsive: "the circuit breaker",
+	execution.ReasonRetryBudget:  "the retry budget",
+	execution.ReasonBulkheadFull: "the concurrency cap",
+}
+
+// FailureCause is what the provider did to an item that was not
+// reviewed, for the headline and the check run's title: its reason, but
+// for an item the engine stopped (the circuit breaker, the retry budget)
+// after failures, the class of its own last call, else the class most of
+// its route's calls failed with ("server_error" for a route that answered
+// 500 until its breaker opened, not "probe_failed"). The item's own
+// reason stays in the lists of what was not reviewed.
+func FailureCause(r *review.Report, it review.Item) string {
+	reason := reasonOf(it)
+	if stoppedBy[reason] == "" {
+		return reason
+	}
+	if it.Class != "" && it.Class != execution.ClassRejected.String() {
+		return it.Class
+	}
+	if c := routeFailure(r, it.Route); c != "" {
+		return c
+	}
+	return reason
+}
+
+// routeFailure is the class most of a route's failed calls had ("" when
+// none failed): what the provider did on it.
+func routeFailure(r *review.Report, route string) string {
+	var classes []string
+	seen := map[int]bool{}
+	for _, it := range r.Items {
+		if it.Request > 0 {
+			if seen[it.Request] {
+				continue // the items of one request share its attempts
+			}
+			seen[it.Request] = true
+		}
+		for _, a := range it.Attempts {
+			switch a.Class {
+			case "", execution.ClassSuccess.String(), execution.ClassRejected.String(), execution.ClassCancelled.String():
+				continue
+			}
+			if a.Route == route {
+				classes = append(classes, a.Class)
+			}
+		}
+	}
+	if t := tally(classes); len(t) > 0 {
 		return t[0].key
 	}
-	return joinTally(t, func(e tallyEntry) string {
-		return e.key + ": " + review.Count(e.n)
-	})
+	return ""
 }
 
 // joinTally joins at most four entries and says how many more there were.
@@ -273,7 +341,7 @@ func headline(r *review.Report, st headlineStyle) string {
 	case review.OutcomeProviderUnavailable:
 		s := fmt.Sprintf("%s — %s of %s items reviewed", label, st.count(c.reviewed), st.count(c.planned))
 		if nr := notReviewed(r); len(nr) > 0 {
-			s += " (" + causeBreakdown(nr) + ")"
+			s += " (" + causeBreakdown(r, nr) + ")"
 		}
 		s += contractNote(r) + limitNote(r)
 		if len(r.Findings) > 0 {

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"html"
+	"regexp"
 	"strings"
 	"time"
 
@@ -175,7 +176,9 @@ func mdMeaning(r *review.Report, c counts) string {
 // mdMeaningItems says what the items that were not reviewed mean.
 func mdMeaningItems(r *review.Report, c counts) string {
 	why := ""
-	if nr := notReviewed(r); len(nr) > 0 {
+	if nr := notReviewed(r); len(nr) > 0 && c.reviewed == 0 {
+		why = " (" + mdEscape(causeBreakdown(r, nr)) + ")"
+	} else if len(nr) > 0 {
 		why = " (" + mdEscape(reasonBreakdown(nr)) + ")"
 	}
 	if c.reviewed == 0 {
@@ -778,12 +781,27 @@ func mdEscapeText(s string) string {
 // mdBlock escapes multi-line untrusted text as paragraphs: each line as by
 // mdInline, with leading white space dropped (no indented code blocks) and
 // line-leading list, heading and setext markers escaped. Runs of blank lines
-// become one.
+// become one. A fenced code block in it (``` or ~~~) stays a code block:
+// its lines as written, under a fence of our own longer than any run of
+// backticks inside, so that nothing in it can close it (mdCodeBlock).
 func mdBlock(s string) string {
 	var out []string
 	blank := true
-	for line := range strings.SplitSeq(sanitize(s, true), "\n") {
-		line = strings.TrimSpace(line)
+	lines := strings.Split(sanitize(s, true), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		if fence, info := openingFence(line); fence != "" {
+			var code []string
+			for i++; i < len(lines) && !closesFence(lines[i], fence); i++ {
+				code = append(code, strings.TrimRight(lines[i], " \t"))
+			}
+			if !blank {
+				out = append(out, "")
+			}
+			out = append(out, strings.TrimSuffix(mdCodeBlock(strings.Join(code, "\n"), info), "\n"), "")
+			blank = true
+			continue
+		}
 		if line == "" {
 			if !blank {
 				out = append(out, "")
@@ -795,6 +813,44 @@ func mdBlock(s string) string {
 		out = append(out, escapeLineStart(mdInline(line)))
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// openingFence is the fence a line opens (three or more backticks or
+// tildes) and its info string when it is a plain language name, else "".
+func openingFence(line string) (fence, info string) {
+	for _, c := range "`~" {
+		n := len(line) - len(strings.TrimLeft(line, string(c)))
+		if n < 3 {
+			continue
+		}
+		rest := strings.TrimSpace(line[n:])
+		if c == '`' && strings.Contains(rest, "`") {
+			return "", "" // an inline code span, not a fence
+		}
+		if fenceInfo.MatchString(rest) && !strings.EqualFold(rest, "suggestion") {
+			info = rest
+		}
+		return line[:n], info
+	}
+	return "", ""
+}
+
+// fenceInfo is an info string kept on a code block: a language name.
+var fenceInfo = regexp.MustCompile(`^[A-Za-z0-9_+#.-]{1,30}$`)
+
+// closesFence reports whether line closes a block opened by fence: the
+// same character, at least as many, nothing else.
+func closesFence(line, fence string) bool {
+	t := strings.TrimSpace(line)
+	return len(t) >= len(fence) && strings.Trim(t, fence[:1]) == ""
+}
+
+// mdCodeBlock is code as a fenced block under a backtick fence longer than
+// any run of backticks in it (and at least three), with info as its
+// language ("" for none). Nothing inside can close it or open HTML.
+func mdCodeBlock(code, info string) string {
+	fence := strings.Repeat("`", FenceLength(code))
+	return fence + info + "\n" + code + "\n" + fence + "\n"
 }
 
 // mdInline is mdEscape, except that code spans (a run of backticks closed

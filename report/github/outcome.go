@@ -285,17 +285,14 @@ func gapPhrase(it review.Item) string {
 	return "not reviewed"
 }
 
-// failureCauses is "auth" or "auth, timeout": the distinct reasons of the
-// items not reviewed, most frequent first.
+// failureCauses is "auth" or "auth, timeout": the distinct causes of the
+// items not reviewed (report.FailureCause: what the provider did), most
+// frequent first.
 func failureCauses(r *review.Report) string {
 	var keys []string
 	for _, it := range r.Items {
 		if it.Status != review.StatusReviewed {
-			k := titleWord(it.Reason)
-			if k == "" {
-				k = titleWord(string(it.Status))
-			}
-			keys = append(keys, k)
+			keys = append(keys, titleWord(report.FailureCause(r, it)))
 		}
 	}
 	return joinCounts(keys, func(k string, _ int) string { return k })

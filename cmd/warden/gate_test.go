@@ -285,7 +285,7 @@ func rewording(h *actionHarness, run *atomic.Int32) {
 		b, _ := json.Marshal(map[string]any{"findings": []map[string]any{{
 			"severity": "high", "title": fmt.Sprintf("%s in %s", words[int(n)%len(words)], sub[3]),
 			"description": fmt.Sprintf("Run %d: the value reaches the sink unchecked.", n),
-			"start_line": start, "end_line": start, "suggestion": "", "confidence": 0.9,
+			"start_line":  start, "end_line": start, "suggestion": "", "confidence": 0.9,
 		}}})
 		return fakeopenai.Answer{Content: string(b)}
 	}

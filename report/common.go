@@ -350,15 +350,17 @@ func headline(r *review.Report, st headlineStyle) string {
 		return s + st.suffix
 	}
 	// Partial, an unknown outcome, or a "complete" report whose items or
-	// coverage say otherwise: name the outcome as reported, and the gap.
-	s := fmt.Sprintf("%s — %s of %s items reviewed%s", st.gapLabel(r.Outcome), st.count(c.reviewed), st.count(c.planned), cachedNote(r))
+	// coverage say otherwise: name the outcome as reported, and the gap:
+	// first in changed files and lines when the report has its coverage.
+	s := st.gapLabel(r.Outcome) + " — "
+	if cov.Known() {
+		s += cov.Amounts() + limitNote(r) + "; "
+	}
+	s += fmt.Sprintf("%s of %s items reviewed%s", st.count(c.reviewed), st.count(c.planned), cachedNote(r))
 	if nr := notReviewed(r); len(nr) > 0 {
 		s += fmt.Sprintf("; %s not reviewed (%s)", st.count(len(nr)), reasonBreakdown(nr))
 	} else if c.notReviewed > 0 {
 		s += fmt.Sprintf("; %s not reviewed", st.count(c.notReviewed))
-	}
-	if cov.Known() {
-		s += "; " + cov.Amounts() + limitNote(r)
 	}
 	s += contractNote(r)
 	if len(r.Findings) > 0 {

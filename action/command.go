@@ -179,7 +179,7 @@ func (a *runner) accept(ctx context.Context, ce bot.Event, reason string, reply 
 	case ghreport.Passes(run.Conclusion):
 		why = fmt.Sprintf("the check run on %s already passes (%s)", short, run.Conclusion)
 	case !ghreport.IsAcceptable(run.Summary):
-		why = fmt.Sprintf("the check run on %s does not fail for an incomplete review (%s): findings at or above fail-on are fixed or dismissed (`/warden dismiss`), an error is fixed, not accepted", short, report.OneLine(run.Title))
+		why = fmt.Sprintf("the check run on %s does not fail for an incomplete review (%s): findings at or above fail-on are fixed or dismissed (`/warden dismiss`), an error is fixed, not accepted", short, report.Neutralize(report.OneLine(run.Title), ""))
 	}
 	if why != "" {
 		reply("warden: " + why + ". Nothing was accepted.")

@@ -135,13 +135,23 @@ func (g Gap) Phrase() string {
 	return noun + " failed (" + OneLine(g.Reason) + ")"
 }
 
-// KindPhrase words an excluded kind: "2 lockfile", "1 path_filter", "4
-// over max_files" (a limit out of scope).
+// KindPhrase words an excluded kind: "2 lockfile", "1 path filter", "3
+// selected by no skill", "4 files over max_files" (a limit out of scope).
 func (g Gap) KindPhrase() string {
 	if isLimit(g.Reason) {
 		return g.Phrase()
 	}
+	if w, ok := kindWords[g.Reason]; ok {
+		return Count(g.Files) + " " + w
+	}
 	return Count(g.Files) + " " + OneLine(g.Reason)
+}
+
+// kindWords word the exclusion kinds that are not a hunks reason.
+var kindWords = map[string]string{
+	"path_filter":  "path filter",
+	"skill_filter": "selected by no skill",
+	"unchanged":    "unchanged since the last complete review",
 }
 
 // Known reports whether the report computed its coverage (a report read

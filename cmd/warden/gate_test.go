@@ -431,3 +431,54 @@ func TestGateCachedReviewSaysSo(t *testing.T) {
 			dead.code, rep.Outcome, rep.Summary.Reviewed)
 	}
 }
+
+// TestGateDefaultMaxFiles: a change of 320 files of one-line edits with the
+// default limits (max_files 300) and a healthy model that finds nothing is
+// partial, not exit 0, and every format says how many changed files were
+// reviewed of those in scope and why the rest were not: the text
+// headline, the JSON report's coverage, SARIF's executionSuccessful and
+// its notification.
+func TestGateDefaultMaxFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var diff strings.Builder
+	for i := range 320 {
+		fmt.Fprintf(&diff, "diff --git a/pkg/f%03d.go b/pkg/f%03d.go\nindex 1111111..2222222 100644\n--- a/pkg/f%03d.go\n+++ b/pkg/f%03d.go\n@@ -1,3 +1,3 @@\n package pkg\n-var x = 1\n+var x = 2\n \n", i, i, i, i)
+	}
+	path := filepath.Join(dir, "big.diff")
+	if err := os.WriteFile(path, []byte(diff.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := newFakeModel(t, "high")
+	model.content = `{"findings":[]}`
+	env := model.env("sk-test-SECRET-0123456789")
+	env["WARDEN_RESULTS_CACHE"] = "off"
+	review := func(format string) result {
+		res := runWarden(t, dir, env, "", "review", "--diff", path, "--skill", "code-review", "--format", format)
+		if res.code != exitIncomplete {
+			t.Fatalf("%s: exit %d, want %d (partial, no finding blocks); stderr:\n%s", format, res.code, exitIncomplete, res.stderr)
+		}
+		return res
+	}
+	const want = "300 of 320 changed files reviewed (600 of 640 lines); not reviewed: 20 files over max_files"
+	if text := review("text").stdout; !strings.HasPrefix(text, "warden: PARTIAL — "+want+"; 300 of 300 items reviewed") {
+		t.Errorf("text headline:\n%.400s\nwant %q", text, want)
+	}
+	rep := review("json").stdout
+	for _, w := range []string{`"outcome": "partial"`, `"in_scope": {
+      "files": 320,
+      "lines": 640
+    }`, `"reason": "max_files",
+        "files": 20,
+        "lines": 40`} {
+		if !strings.Contains(rep, w) {
+			t.Errorf("JSON report lacks %s", w)
+		}
+	}
+	sarif := review("sarif").stdout
+	for _, w := range []string{`"executionSuccessful": false`, "Not reviewed: 20 files over max_files (40 changed lines)"} {
+		if !strings.Contains(sarif, w) {
+			t.Errorf("SARIF lacks %s", w)
+		}
+	}
+}

@@ -18,26 +18,30 @@ const module = "github.com/org/warden"
 // third-party confinement. A package missing here fails the test, so a new
 // package must state its arrows.
 var allowed = map[string][]string{
-	"hunks":            {"github.com/bluekeyes/go-gitdiff", "github.com/bmatcuk/doublestar/v4"},
+	"hunks": {module + "/secrets", "github.com/bluekeyes/go-gitdiff", "github.com/bmatcuk/doublestar/v4"},
+	// secrets: the one home of secret detection and redaction, at the
+	// bottom of the house; the only importer of gitleaks.
+	"secrets":          {"github.com/zricethezav/gitleaks/v8", "github.com/rs/zerolog"},
 	"bot":              {},
 	"skills":           {"gopkg.in/yaml.v3", "github.com/bmatcuk/doublestar/v4"},
 	"execution":        {"github.com/sourcegraph/conc"},
-	"execution/openai": {module + "/execution", "github.com/sashabaranov/go-openai"},
-	"review":           {module + "/execution", module + "/hunks", module + "/skills", module + "/related"},
+	"execution/openai": {module + "/execution", module + "/secrets", "github.com/sashabaranov/go-openai"},
+	"review":           {module + "/execution", module + "/hunks", module + "/skills", module + "/related", module + "/secrets"},
 	"related":          {module + "/hunks"},
 	"report":           {module + "/review", module + "/execution"},
 	"probe":            {module + "/execution", module + "/review"},
 	"telemetry":        {module + "/review", "go.opentelemetry.io/otel"},
-	"config":           {module + "/review", module + "/execution", module + "/execution/openai", module + "/hunks", module + "/related", "github.com/pelletier/go-toml/v2"},
-	"report/github":    {module + "/review", module + "/report", module + "/hunks", module + "/execution", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
+	"config":           {module + "/review", module + "/execution", module + "/execution/openai", module + "/hunks", module + "/related", module + "/secrets", "github.com/pelletier/go-toml/v2"},
+	"report/github":    {module + "/review", module + "/report", module + "/hunks", module + "/execution", module + "/secrets", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
 	"action": {
 		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
-		module + "/execution", module + "/internal/gitrepo", module + "/bot",
+		module + "/execution", module + "/internal/gitrepo", module + "/bot", module + "/secrets",
 		"github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
 	},
 	"cmd/warden": {
 		module + "/cli", module + "/action", module + "/config", module + "/review", module + "/report", module + "/hunks",
 		module + "/skills", module + "/telemetry", module + "/internal/gitrepo", module + "/workdiff", module + "/probe", module + "/eval",
+		module + "/secrets",
 		"github.com/sethvargo/go-githubactions", "golang.org/x/term",
 	},
 	// cli reads flags into the value types of the packages it names; it
@@ -54,6 +58,7 @@ var allowed = map[string][]string{
 	"internal/actiontest":  {},
 	"internal/fakeopenai":  {},
 	"internal/gendiff":     {},
+	"internal/testsecret":  {},
 	"internal/browsertier": {}, // a module of its own, test-only: goldmark stays out of go.mod
 	"internal/peers/act":   {},
 	"internal/peers/ollama": {
@@ -69,6 +74,7 @@ var confined = map[string][]string{
 	"github.com/sethvargo/go-githubactions": {"report/github", "action", "cmd/warden"},
 	"go.opentelemetry.io/otel":              {"telemetry"},
 	"github.com/bluekeyes/go-gitdiff":       {"hunks"},
+	"github.com/zricethezav/gitleaks/v8":    {"secrets"},
 	// GitHub's GraphQL schema is the fake's business only: warden sends
 	// GraphQL as plain JSON over go-github's client.
 	"github.com/vektah/gqlparser/v2": {"internal/fakegithub"},

@@ -19,6 +19,7 @@ import (
 	"github.com/org/warden/report"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
+	"github.com/org/warden/secrets"
 )
 
 // Services are what Run needs from the wiring.
@@ -45,7 +46,7 @@ type Services struct {
 
 // Config is what the Action needs of the trusted configuration.
 type Config struct {
-	Secrets    []string                 // values masked in the log (route keys)
+	Secrets    []secrets.Value          // masked in the log (route keys)
 	Thresholds review.ThresholdSettings // the file's fail_on, report_on, max_findings
 	Budget     time.Duration            // the file's review budget (or the default)
 	// Plan plans the review of a change; an error naming a missing route
@@ -211,6 +212,13 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 		return fail(err)
 	}
 	rep := job.Run(ctx)
+	if n := rep.Summary.CacheRejected; n > 0 {
+		// A signed cache that holds entries it cannot verify: planted,
+		// written under another secret, or damaged. None was used.
+		msg := fmt.Sprintf("%s of the results cache did not verify (unsigned, signed with another secret, or damaged) and %s not used: %s reviewed anew", review.Counted(n, "entry", "entries"), pickWord(n, "was", "were"), pickWord(n, "its item was", "their items were"))
+		a.gha.Warningf("warden: %s", msg)
+		bot.notes = append(bot.notes, "**Results cache:** "+msg+".")
+	}
 	if pub != nil {
 		pub.Thresholds, pub.Anchors = job.Thresholds, hunks.AnchorsOf(ch.Files)
 	}
@@ -273,8 +281,8 @@ func (a *runner) trust(ctx context.Context, pr *PullRequest) (*trusted, error) {
 		return nil, err
 	}
 	for _, v := range tc.cfg.Secrets {
-		if v != "" {
-			a.gha.AddMask(v)
+		if v.Reveal() != "" {
+			a.gha.AddMask(v.Reveal())
 		}
 	}
 	if tc.notRead != "" {
@@ -458,6 +466,14 @@ func (o outputs) Publish(_ context.Context, r *review.Report) error {
 	o.gha.SetOutput("lines-reviewed", strconv.Itoa(cov.Reviewed.Lines))
 	o.gha.SetOutput("report-file", o.file.written)
 	return nil
+}
+
+// pickWord is one for n == 1, else many.
+func pickWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func orSkills(a, b []string) []string {

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/internal/gitrepo"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
+	"github.com/org/warden/secrets"
 )
 
 // reviewOptions are what a pull request event or a command changes in a
@@ -50,8 +52,9 @@ type botState struct {
 //
 // keys are the model keys of the trusted configuration: without a
 // results-cache-secret they derive the trusted domain's.
-func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts reviewOptions, keys []string) botState {
+func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts reviewOptions, keys []secrets.Value) botState {
 	var st botState
+	var cacheNotes []string
 	if a.in.ResultsCacheDir != "" {
 		domain := CacheFork
 		if opts.trusted {
@@ -66,6 +69,14 @@ func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts r
 		if len(st.cache.Secret) == 0 {
 			st.cache.Secret = derivedCacheSecret(keys)
 		}
+		if opts.trusted && !st.cache.Signed() {
+			// Nothing a fork cannot read signs the entries: an unsigned
+			// entry is no evidence of an answer, so none is read or kept.
+			st.cache = nil
+			msg := "the results cache is off for this privileged run: nothing signs its entries (no results-cache-secret, and the routes send no model key), and an unsigned entry could be planted by anyone who can write the cache; set results-cache-secret to a repository secret to use it"
+			a.gha.Warningf("warden: %s", msg)
+			cacheNotes = append(cacheNotes, "**Results cache off:** "+strings.TrimPrefix(msg, "the results cache is off for this privileged run: ")+".")
+		}
 	}
 	st.narrow, st.notes = a.incremental(ctx, ev, pr)
 	if st.narrow != nil && st.cache != nil && !st.cache.WriteOnly {
@@ -76,6 +87,7 @@ func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts r
 		st.narrow = nil
 		st.notes = []string{"**Push:** the whole change is planned; only what changed since the last complete review calls the model, the rest is answered from the results cache."}
 	}
+	st.notes = append(cacheNotes, st.notes...)
 	return st
 }
 

@@ -61,6 +61,14 @@ func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 	case bot.Ignore:
 		return a.skip(fmt.Sprintf("%s event: no command to run", ev.Name))
 	case bot.Refuse:
+		if d.Untrusted && a.refusedBefore(ctx, ce) {
+			// One reply per pull request for untrusted commenters: a
+			// stranger's burst of comments gets no burst of replies.
+			return a.skip("command refused, not replied to: an untrusted commenter was already told on this pull request")
+		}
+		if d.Untrusted {
+			d.Reply += "\n\n" + refusedMarker
+		}
 		reply(d.Reply)
 		return a.skip("command refused: " + firstLine(d.Reply))
 	}
@@ -90,6 +98,24 @@ func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 		return Result{Verdict: VerdictSkipped}, nil
 	}
 	return res, nil
+}
+
+// refusedMarker is the hidden line of the one reply an untrusted commenter
+// gets on a pull request.
+const refusedMarker = "<!-- warden:untrusted-command-refused -->"
+
+// refusedBefore reports whether warden already told an untrusted commenter
+// on ce's pull request that commands are not theirs to run (a conversation
+// comment with refusedMarker, by the token's own account: GitHub's bot for
+// the Actions token). When the comments cannot be read it says no: the
+// reply is then sent, as before.
+func (a *runner) refusedBefore(ctx context.Context, ce bot.Event) bool {
+	found, err := a.svc.GitHub.HasComment(ctx, ce.PullRequest, refusedMarker)
+	if err != nil {
+		a.gha.Warningf("warden: reading the pull request's comments: %v", err)
+		return false
+	}
+	return found
 }
 
 // replyRoot is the review comment a reply goes under: the thread's first

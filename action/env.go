@@ -10,6 +10,7 @@ import (
 
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
+	"github.com/org/warden/secrets"
 )
 
 // Env is the runner's process as the Action sees it: the variables
@@ -87,10 +88,10 @@ func (env Env) Connect(in *Inputs, dir string) (Services, Event, error) {
 // the privileged run accepts. Each distinct key counts once, in order; one
 // key gives the hash earlier versions derived from it. Nil without a key.
 // The hash is never printed.
-func derivedCacheSecret(keys []string) []byte {
+func derivedCacheSecret(keys []secrets.Value) []byte {
 	var distinct []string
-	for _, k := range keys {
-		if k = strings.TrimSpace(k); k != "" && !slices.Contains(distinct, k) {
+	for _, v := range keys {
+		if k := strings.TrimSpace(v.Reveal()); k != "" && !slices.Contains(distinct, k) {
 			distinct = append(distinct, k)
 		}
 	}

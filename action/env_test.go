@@ -4,7 +4,18 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"testing"
+
+	"github.com/org/warden/secrets"
 )
+
+// held names each value as a key variable.
+func held(values ...string) []secrets.Value {
+	var vs []secrets.Value
+	for _, v := range values {
+		vs = append(vs, secrets.Held("KEY", v))
+	}
+	return vs
+}
 
 // TestDerivedCacheSecret: the trusted domain's secret, when no
 // results-cache-secret is given, comes from every model key the
@@ -14,16 +25,16 @@ import (
 func TestDerivedCacheSecret(t *testing.T) {
 	t.Parallel()
 	old := sha256.Sum256([]byte("warden results cache secret\x00sk-one"))
-	if got := derivedCacheSecret([]string{"", "sk-one", " sk-one ", ""}); !bytes.Equal(got, old[:]) {
+	if got := derivedCacheSecret(held("", "sk-one", " sk-one ", "")); !bytes.Equal(got, old[:]) {
 		t.Errorf("one key: %x, want the earlier derivation %x", got, old)
 	}
 	for _, keys := range [][]string{nil, {"", "  "}} {
-		if got := derivedCacheSecret(keys); got != nil {
+		if got := derivedCacheSecret(held(keys...)); got != nil {
 			t.Errorf("derivedCacheSecret(%q) = %x, want nil", keys, got)
 		}
 	}
-	route := derivedCacheSecret([]string{"", "", "", "acme-route-key"}) // only the route's api_key_env is set
-	both := derivedCacheSecret([]string{"sk-one", "acme-route-key"})
+	route := derivedCacheSecret(held("", "", "", "acme-route-key")) // only the route's api_key_env is set
+	both := derivedCacheSecret(held("sk-one", "acme-route-key"))
 	if route == nil || bytes.Equal(route, both) || bytes.Equal(both, old[:]) {
 		t.Errorf("route key %x, both %x: want a secret from a route's own key, different once another key counts", route, both)
 	}

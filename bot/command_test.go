@@ -59,7 +59,7 @@ func TestDecide(t *testing.T) {
 		{"member runs", nil, nil, Run, ""},
 		{"owner runs", func(c *Comment) { c.Association = "OWNER" }, nil, Run, ""},
 		{"collaborator runs", func(c *Comment) { c.Association = "collaborator" }, nil, Run, ""},
-		{"contributor refused", func(c *Comment) { c.Association = "CONTRIBUTOR"; c.Author = "mallory" }, nil, Refuse, "@mallory cannot run `/warden` commands on this repository: only OWNER, MEMBER, COLLABORATOR may (your association is CONTRIBUTOR). Nothing was run."},
+		{"contributor refused", func(c *Comment) { c.Association = "CONTRIBUTOR"; c.Author = "mallory" }, nil, Refuse, "@mallory cannot run `/warden` commands on this repository: only OWNER, MEMBER, COLLABORATOR may (your association is CONTRIBUTOR). Nothing was run; later commands from untrusted commenters on this pull request get no reply."},
 		{"none refused", func(c *Comment) { c.Association = "" }, nil, Refuse, "(your association is NONE)"},
 		{"odd login not quoted", func(c *Comment) { c.Association = "NONE"; c.Author = "<img src=x>" }, nil, Refuse, "this commenter cannot run"},
 		{"configured: contributors too", func(c *Comment) { c.Association = "CONTRIBUTOR" }, []string{"OWNER", "CONTRIBUTOR"}, Run, ""},

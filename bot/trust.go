@@ -91,6 +91,9 @@ type Decision struct {
 	// Reply is the Markdown reply for Refuse, and for Run of Help; empty
 	// otherwise.
 	Reply string
+	// Untrusted is set when Refuse is for the commenter's association:
+	// such a commenter is told once per pull request, not once a comment.
+	Untrusted bool
 }
 
 // login is what GitHub allows in a login (and "[bot]" apps); anything
@@ -122,8 +125,8 @@ func Decide(c Comment, trusted []string) Decision {
 		if assoc == "" {
 			assoc = "NONE"
 		}
-		return Decision{Verdict: Refuse, Command: cmd, Reply: fmt.Sprintf(
-			"warden: %s cannot run `/warden` commands on this repository: only %s may (your association is %s). Nothing was run.",
+		return Decision{Verdict: Refuse, Command: cmd, Untrusted: true, Reply: fmt.Sprintf(
+			"warden: %s cannot run `/warden` commands on this repository: only %s may (your association is %s). Nothing was run; later commands from untrusted commenters on this pull request get no reply.",
 			who, strings.Join(trusted, ", "), assoc)}
 	}
 	switch {

@@ -10,6 +10,7 @@ import (
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/review"
+	"github.com/org/warden/secrets"
 )
 
 // File is a decoded warden.toml (DESIGN.md §6); zero values mean "not set".
@@ -59,20 +60,27 @@ func (c *fileConfig) Setup() review.Setup {
 	}
 }
 
-// Secrets are the values of every model key the configuration may send:
-// the default key variables' (execution.KeyEnvs) and each route's
-// api_key_env's, for masking.
-func (c *fileConfig) Secrets(getenv func(string) string) []string {
-	var secrets []string
+// Secrets are the values of every model key the configuration may send,
+// named by their variables: the default key variables' (execution.KeyEnvs),
+// each route's api_key_env's, then each route's probe_api_key_env's. They
+// are masked in the log and never sent in a request (secrets.Scanner).
+// Unset ones are included, empty.
+func (c *fileConfig) Secrets(getenv func(string) string) []secrets.Value {
+	var held []secrets.Value
 	for _, k := range execution.KeyEnvs {
-		secrets = append(secrets, getenv(k))
+		held = append(held, secrets.Held(k, getenv(k)))
 	}
 	for _, r := range c.Routes {
 		if r.APIKeyEnv != "" {
-			secrets = append(secrets, getenv(r.APIKeyEnv))
+			held = append(held, secrets.Held(r.APIKeyEnv, getenv(r.APIKeyEnv)))
 		}
 	}
-	return secrets
+	for _, r := range c.Routes {
+		if r.ProbeAPIKeyEnv != "" {
+			held = append(held, secrets.Held(r.ProbeAPIKeyEnv, getenv(r.ProbeAPIKeyEnv)))
+		}
+	}
+	return held
 }
 
 // SetBudget overrides review.budget (the Action's budget input).
@@ -104,6 +112,9 @@ type ReviewSettings struct {
 	// Untrusted says the change's author is not trusted: the exclusions by
 	// convention do not apply (hunks.Options.Untrusted).
 	Untrusted bool
+	// Held are the keys and tokens warden holds besides the file's route
+	// keys (a GitHub token, a collector's token): no request carries them.
+	Held []secrets.Value
 }
 
 // PrepareReview turns the file, the settings and the change into a planned
@@ -119,6 +130,7 @@ func (c *fileConfig) PrepareReview(files []*hunks.File, source func(string) ([]b
 	setup.SkillNames, setup.Change, setup.Logger, setup.Thresholds = s.SkillNames, s.Change, s.Logger, th
 	setup.Cache, setup.Narrow = s.Cache, s.Narrow
 	setup.Filters.Untrusted = s.Untrusted
+	setup.Secrets = secrets.NewScanner(append(c.Secrets(s.Getenv), s.Held...)...)
 	setup.Context = c.ContextOptions(os.DirFS(s.Root))
 	setup.Routes = func(needKeys bool) ([]execution.Route, error) {
 		return c.EngineRoutes(s.Getenv, needKeys && !s.DryRun, s.Version)

@@ -5,7 +5,8 @@
 //
 // It is pure: io.Reader and values in, values out. It reads no environment,
 // flags or files of its own (file contents come through Options.Source). It
-// must not import any other warden package, go-openai or go-github.
+// must not import any other warden package but secrets (which names the
+// files that are secrets), go-openai or go-github.
 //
 // # Parsing
 //
@@ -25,6 +26,8 @@
 // Plan.Ignored gives each dropped path one of these stable reasons, checked
 // in this order:
 //
+//	secret:<kind>      a file that holds secrets by its name (secrets.Withheld: dotenv, private-key,
+//	                   keystore, credentials): never sent to a model, whatever the patterns say
 //	ignored:<pattern>  the last Options.Ignore pattern matching the path, as written
 //	deleted            a deleted file: nothing on the new side to review
 //	binary             a binary file (with or without a "GIT binary patch")

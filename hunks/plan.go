@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/org/warden/secrets"
 )
 
 // The defaults of Options, used for a zero (or negative) value.
@@ -186,6 +188,9 @@ func Prepare(files []*File, opts Options) (*Plan, error) {
 // read whatever its name says.
 func filter(f *File, ignore rules, source func(string) ([]byte, error), untrusted bool) (*candidate, string) {
 	p := f.Path()
+	if kind := secrets.Withheld(p); kind != "" {
+		return nil, "secret:" + kind
+	}
 	r, matched := ignore.lastMatch(p)
 	if matched && !r.negate {
 		return nil, "ignored:" + r.pattern

@@ -77,9 +77,13 @@ func markdownDoc(r *review.Report, opts Options) *mdDoc {
 	d := &mdDoc{}
 	d.fixed("## warden: " + mdEscape(Headline(r)) + "\n\n")
 
+	d.fixed(mdWithheld(r))
 	if r.Outcome == review.OutcomeDryRun {
 		d.fixed("No model was called. This is the plan a review would run, most important first, " +
 			"with each item's effective timeout.\n\n")
+		if len(r.Findings) > 0 {
+			d.add(mdFindings(r, c, opts))
+		}
 		for _, l := range verificationLines(r) {
 			d.fixed("_" + mdEscape(l) + "._\n\n")
 		}
@@ -440,6 +444,21 @@ func fmtUsed(ms int64) string {
 		return fmtElapsed(ms)
 	}
 	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}
+
+// mdWithheld says what the review kept from the models (withheldLines), as
+// a short list under the headline.
+func mdWithheld(r *review.Report) string {
+	lines := withheldLines(r)
+	if len(lines) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("**Withheld from the models (secrets):**\n\n")
+	for _, l := range lines {
+		b.WriteString("- " + mdEscape(l) + "\n")
+	}
+	return b.String() + "\n"
 }
 
 // mdIgnored is the collapsed list of paths the filters dropped.

@@ -74,7 +74,9 @@ func writeText(buf *bytes.Buffer, r *review.Report, opts Options) error {
 	c := countItems(r)
 	buf.WriteString(p.paint(outcomeColor(r.Outcome), "warden: "+longHeadline(r)) + "\n")
 
+	textWithheld(buf, r, p)
 	if r.Outcome == review.OutcomeDryRun {
+		textFindings(buf, r, opts, p) // the secrets', made without a model
 		textIgnored(buf, r, p)
 		textPlan(buf, r, p)
 		for _, l := range verificationLines(r) {
@@ -200,6 +202,18 @@ func textScope(buf *bytes.Buffer, r *review.Report, p palette) {
 			parts = append(parts, g.KindPhrase())
 		}
 		fmt.Fprintf(buf, "  reviewed although a convention would exclude them (the author is not trusted): %s\n", OneLine(strings.Join(parts, ", ")))
+	}
+}
+
+// textWithheld says what the review kept from the models (withheldLines).
+func textWithheld(buf *bytes.Buffer, r *review.Report, p palette) {
+	lines := withheldLines(r)
+	if len(lines) == 0 {
+		return
+	}
+	buf.WriteString("\n" + p.paint(sgrBold, "Withheld from the models (secrets)") + "\n")
+	for _, l := range lines {
+		buf.WriteString("  " + sanitize(l, false) + "\n")
 	}
 }
 

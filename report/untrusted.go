@@ -75,8 +75,10 @@ var (
 	// with "www.".
 	mdLinkRE = regexp.MustCompile("(?i)(?:(?:https?|ftp)://|www\\.)[^\\s<>`\"')\\]]+")
 	// A link reference definition's label, "[label]:", which would turn a
-	// destination such as //evil.example into a link.
-	refDefRE = regexp.MustCompile(`\[([^\]\n]*)\]:`)
+	// destination such as //evil.example into a link. A label may span
+	// lines ("[the\ndocs]:") and hold backslash-escaped brackets
+	// ("[a\]b]:"): CommonMark ends it at the first unescaped "]".
+	refDefRE = regexp.MustCompile(`\[((?:\\[\s\S]|[^\\\[\]])*)\]:`)
 	// A fence opening with the info string "suggestion", which GitHub
 	// renders as an applicable change.
 	suggestionFenceRE = regexp.MustCompile("(?im)^([ \t>]*(?:`{3,}|~{3,})[ \t]*)suggestion")

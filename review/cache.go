@@ -179,6 +179,13 @@ func (c *Cache) sum(key string, e *cacheEntry) string {
 	return hex.EncodeToString(mac)
 }
 
+// Signed reports whether c signs and verifies its entries with a Secret.
+// A privileged run (one that posts with a write token) may use only a
+// signed cache: without a Secret an entry's checksum is a plain hash that
+// anyone who can write the cache's storage can compute, so a planted entry
+// would pass for the model's answer.
+func (c *Cache) Signed() bool { return c != nil && len(c.Secret) > 0 }
+
 // Get returns the answer stored under key. A missing, unreadable or
 // unverifiable entry is a miss.
 func (c *Cache) Get(key string) (CachedAnswer, bool) {

@@ -13,7 +13,8 @@
 // outcome; and a finding's identity across runs, its Fingerprint, from
 // its skill, path and code, never its wording (fingerprint.go).
 //
-// It may import execution, hunks and skills. It must not import report,
+// It may import execution, hunks, skills, related and secrets (which it
+// asks what no request may carry: secrets.go). It must not import report,
 // cmd/warden, go-openai, go-github or doublestar, and it reads no
 // environment, flags or files: cmd/warden hands it values.
 package review

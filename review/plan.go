@@ -7,6 +7,7 @@ import (
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/related"
+	"github.com/org/warden/secrets"
 	"github.com/org/warden/skills"
 )
 
@@ -47,6 +48,11 @@ type Options struct {
 	// review's scope, so that it does not keep the review from being
 	// complete; Coverage says what was left out.
 	LimitsOutOfScope bool
+	// Secrets finds the secrets that no request may carry: each is
+	// replaced by a placeholder before a request is built, and one on an
+	// added line is a finding of its own (Plan.Secrets). nil: the rule set
+	// alone, with no held values.
+	Secrets *secrets.Scanner
 }
 
 // WorkItem is one skill on one chunk, with its request ready to send. The
@@ -72,6 +78,13 @@ type Plan struct {
 	// Conventions are the files an untrusted author's change reviews
 	// although a convention would exclude them (hunks.Plan.Conventions).
 	Conventions []Ignored
+	// Secrets are the findings of secrets on the change's added lines,
+	// made without a model call; Redacted says where secrets were replaced
+	// by placeholders in the requests; Change is the pull request's text
+	// as the requests carry it.
+	Secrets  []Finding
+	Redacted []Redaction
+	Change   Change
 }
 
 // NewPlan pairs every chunk with every skill whose paths select it, builds
@@ -93,9 +106,10 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 		maxTokens = DefaultMaxTokens
 	}
 	first := eng.Routes()[0]
-	pr := newPrompts(opts.Change, maxTokens)
-	contexts := pr.gatherContexts(opts.Context)
-	p := &Plan{}
+	g := newGuard(opts.Secrets)
+	p := &Plan{Change: g.change(opts.Change)}
+	pr := newPrompts(p.Change, maxTokens)
+	contexts := pr.gatherContexts(opts.Context, g)
 	for _, ig := range hp.Ignored {
 		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason, Lines: ig.Lines})
 	}
@@ -107,6 +121,7 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	var on []*skills.Skill
 	for ci := range hp.Chunks {
 		c := &hp.Chunks[ci]
+		g.chunk(c) // before any request carries it
 		on = on[:0]
 		for si, sk := range opts.Skills {
 			if filters[si].Match(c.Path) {
@@ -148,6 +163,7 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			p.Ignored = append(p.Ignored, Ignored{Path: path, Reason: "skill-filter", Lines: lines[path]})
 		}
 	}
+	p.Secrets, p.Redacted = g.findings, g.redacted
 	return p, nil
 }
 
@@ -166,8 +182,8 @@ func skillFilters(sks []*skills.Skill) ([]*hunks.PathFilter, error) {
 
 // gatherContexts makes p give each chunk its context beyond the hunk, when
 // o is set, gathered once per chunk into the map it returns (empty when o is
-// nil).
-func (p *prompts) gatherContexts(o *related.Options) map[*hunks.Chunk]*related.Context {
+// nil), its secrets replaced by g.
+func (p *prompts) gatherContexts(o *related.Options, g *guard) map[*hunks.Chunk]*related.Context {
 	contexts := map[*hunks.Chunk]*related.Context{}
 	if o == nil {
 		return contexts
@@ -181,6 +197,7 @@ func (p *prompts) gatherContexts(o *related.Options) map[*hunks.Chunk]*related.C
 			return cx
 		}
 		cx := related.Gather(c, cxo)
+		g.context(cx)
 		contexts[c] = cx
 		return cx
 	}

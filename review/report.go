@@ -183,6 +183,11 @@ type Summary struct {
 	// Cached counts the reviewed items whose answer came from the results
 	// cache (additive to the contract; omitted when none did).
 	Cached int `json:"cached,omitempty"`
+	// CacheRejected counts results-cache entries found and not used:
+	// unsigned or signed with another secret, naming another key, damaged,
+	// or no longer acceptable (CacheStats.Corrupt); each such item was
+	// reviewed anew. Additive, omitted when 0.
+	CacheRejected int `json:"cache_rejected,omitempty"`
 	// Suppressed counts findings not shown because a person dismissed
 	// them on the pull request (a `/warden dismiss`, a thumbs-down, a
 	// thread resolved without a code change); additive, omitted when 0.
@@ -373,6 +378,11 @@ type Report struct {
 	// and lines, and why the rest was not (additive to the contract):
 	// Decide reads it, every sink shows it.
 	Coverage Coverage `json:"coverage"`
+	// Redacted lists where a secret was replaced by a placeholder in what
+	// the review sent to models (additive; omitted when nothing was). The
+	// secrets on added lines are findings too (skill SecretsSkill), and
+	// the files withheld whole are in Ignored (reason "secret:<kind>").
+	Redacted []Redaction `json:"redacted,omitempty"`
 }
 
 // Publisher sends a finished report somewhere: a terminal, a file, GitHub.

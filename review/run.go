@@ -17,12 +17,15 @@ import (
 func DryRun(p *Plan, eng *execution.Engine, opts Options) *Report {
 	r := newReport(p, eng, opts)
 	r.Outcome = OutcomeDryRun
+	var dropped FindingsDropped
+	r.Findings = selectFindings(p.Secrets, opts.ReportOn, opts.MaxFindings, &dropped)
 	for i, wi := range p.Items {
 		r.Items[i].Status = StatusPlanned
 		r.Items[i].TimeoutEffectiveMS = wi.TimeoutEffective.Milliseconds()
 		r.Items[i].DeadlineMS = wi.Deadline.Milliseconds()
 	}
-	r.Summary = summarize(r.Items, 0)
+	r.Summary = summarize(r.Items, len(r.Findings))
+	r.Summary.FindingsDropped = dropped
 	r.Coverage = coverageOf(p, r.Items, opts.LimitsOutOfScope)
 	if opts.Verify != "" && opts.Verify != VerifyOff {
 		on := "the review's routes"
@@ -46,6 +49,7 @@ func DryRun(p *Plan, eng *execution.Engine, opts Options) *Report {
 // (bad_response) and not the others.
 func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Report {
 	start := time.Now()
+	opts.Change = p.Change // verification requests carry the text the plan's do
 	items, group, sizes := requests(p)
 	notes := noteAnswers(items)
 	guardTruncation(items)
@@ -95,9 +99,14 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 		}
 	}
 	findings = verifyFindings(ctx, start, p, eng, stats, opts, r, findings, from, &dropped)
+	// The secrets' findings were made without a model: nothing verifies them.
+	findings = append(findings, p.Secrets...)
 	r.Findings = selectFindings(findings, opts.ReportOn, opts.MaxFindings, &dropped)
 	r.Summary = summarize(r.Items, len(r.Findings))
 	r.Summary.FindingsDropped = dropped
+	if opts.Cache != nil {
+		r.Summary.CacheRejected = opts.Cache.Stats().Corrupt
+	}
 	r.Coverage = coverageOf(p, r.Items, opts.LimitsOutOfScope)
 	r.Outcome = Decide(r.Items, &r.Coverage)
 	r.Routes = routeStats(eng, stats)
@@ -366,6 +375,7 @@ func newReport(p *Plan, eng *execution.Engine, opts Options) *Report {
 		Routes:    []RouteStats{},
 		Policy:    policyOf(eng, opts),
 		Diagnoses: []Diagnosis{},
+		Redacted:  slices.Clone(p.Redacted),
 	}
 	if r.Ignored == nil {
 		r.Ignored = []Ignored{}

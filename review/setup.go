@@ -10,6 +10,7 @@ import (
 	"github.com/org/warden/execution"
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/related"
+	"github.com/org/warden/secrets"
 	"github.com/org/warden/skills"
 )
 
@@ -58,6 +59,9 @@ type Setup struct {
 	// LimitsOutOfScope puts what the planning limits drop out of scope
 	// (Options.LimitsOutOfScope).
 	LimitsOutOfScope bool
+	// Secrets finds what no request may carry (Options.Secrets); nil: the
+	// rule set alone.
+	Secrets *secrets.Scanner
 }
 
 // SkillSetting is one [[skills]] entry: a skill's name and, when set, the
@@ -123,13 +127,14 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 		Verify: s.Verify, VerifyRoute: s.VerifyRoute, Context: s.Context,
 		Skills: chosen, Change: s.Change, MaxTokens: s.MaxTokens, BatchSkills: s.BatchSkills,
 		FailOn: s.Thresholds.FailOn, ReportOn: s.Thresholds.ReportOn, MaxFindings: s.Thresholds.MaxFindings,
-		Cache: s.Cache, LimitsOutOfScope: s.LimitsOutOfScope,
+		Cache: s.Cache, Secrets: s.Secrets, LimitsOutOfScope: s.LimitsOutOfScope,
 	}
 	plan, err := NewPlan(hp, eng, opts)
 	if err != nil {
 		return nil, err
 	}
 	plan.Ignored = append(plan.Ignored, ignored...)
+	plan.Secrets = append(withheldFindings(files, hp.Ignored, s.Secrets), plan.Secrets...)
 	return &Job{Hunks: hp, Plan: plan, Engine: eng, Options: opts, Thresholds: s.Thresholds, SkillProblems: unused}, nil
 }
 

@@ -7,7 +7,10 @@
 #      when an earlier run installed and verified that version;
 #   2. the GitHub release of the action's repository for that version:
 #      warden_<version>_<os>_<arch>.tar.gz (.zip on Windows), verified against
-#      the release's checksums.txt (SHA-256) before it is unpacked;
+#      the release's checksums.txt (SHA-256) and its build provenance
+#      (provenance.sigstore.jsonl: GitHub's artifact attestation, signed with
+#      the identity of the repository's release workflow, checked with
+#      `gh attestation verify`) before it is unpacked;
 #   3. `go build` of the action's own source ($GITHUB_ACTION_PATH), when the
 #      ref has no release (a branch, a SHA no release tag points at, a local
 #      `uses: ./`, or a release without an asset for this OS/arch). This needs
@@ -34,12 +37,17 @@
 #   WARDEN_GIT_URL            repository that `git ls-remote` resolves moving tags
 #                             and SHAs against, for mirrors and tests. Default:
 #                             $GITHUB_SERVER_URL/<owner>/<repo>.git
+#   WARDEN_VERIFY_PROVENANCE  true (default) or false: verify the release's build
+#                             provenance; false is for a mirror that cannot serve it
+#   WARDEN_GH                 the GitHub CLI that verifies it (default: gh)
 #   GITHUB_SERVER_URL, GITHUB_ACTION_PATH, GITHUB_PATH, GITHUB_OUTPUT,
 #   RUNNER_OS, RUNNER_ARCH, RUNNER_TOOL_CACHE, RUNNER_TEMP: as set by the runner.
 #
 # Outputs (to $GITHUB_OUTPUT when set): path (the binary), version, source
 # (cache, release or source). The binary's directory is appended to
-# $GITHUB_PATH. No token is read or printed: releases are fetched anonymously.
+# $GITHUB_PATH. No token is read or printed: releases are fetched anonymously,
+# and the provenance is verified against the bundle the release carries (no
+# attestations API call).
 set -euo pipefail
 
 log() { printf 'warden-install: %s\n' "$*" >&2; }
@@ -209,6 +217,7 @@ install_release() {
 		die "SHA-256 mismatch for $asset from $base/$tag: checksums.txt says $want, the download is $got; refusing to install it"
 	fi
 	log "verified SHA-256 of $asset: $got"
+	verify_provenance "$tag" "$base" "$work/$asset"
 
 	mkdir "$work/unpacked"
 	unpack "$work/$asset" "$work/unpacked" || die "cannot unpack $asset"
@@ -220,6 +229,50 @@ install_release() {
 	: >"$dir.complete"
 	bin="$dir/warden$exe" source=release
 	log "installed warden $version ($os/$arch) from $base/$tag/$asset into $dir"
+}
+
+# provenance_bundle is the release asset that holds the build provenance of
+# every archive (release.yml uploads it).
+provenance_bundle=provenance.sigstore.jsonl
+
+# verify_provenance TAG BASE ARCHIVE checks, before ARCHIVE is unpacked, who
+# built it: the release's provenance bundle must be a valid GitHub artifact
+# attestation of ARCHIVE's digest, signed (keylessly, through Sigstore) with
+# the identity of the action repository's release workflow at refs/tags/TAG.
+# The checksum only proves that ARCHIVE is the one checksums.txt names, and
+# both come from the same release; this proves where both came from. Any
+# failure is fatal unless WARDEN_VERIFY_PROVENANCE is false.
+verify_provenance() {
+	local tag=$1 base=$2 archive=$3 name code out gh workflow host
+	name=$(basename "$archive")
+	case "${WARDEN_VERIFY_PROVENANCE:-true}" in
+	true) ;;
+	false)
+		log "not verifying the build provenance of $name (verify-provenance: false): only its checksum was checked"
+		return 0
+		;;
+	*) die "verify-provenance input '$WARDEN_VERIFY_PROVENANCE' is not true or false" ;;
+	esac
+	[ -n "$repo" ] || die "cannot verify the build provenance of $name: no repository is known for the action (a mirror without provenance: set verify-provenance: false)"
+	code=$(fetch "$base/$tag/$provenance_bundle" "$work/$provenance_bundle")
+	case "$code" in
+	200) ;;
+	404) die "release $tag has no $provenance_bundle, so where $name was built cannot be verified: refusing to install it (a release made before provenance, or a mirror without it: set the action's verify-provenance input to false)" ;;
+	*) die "downloading $base/$tag/$provenance_bundle failed (HTTP $code)" ;;
+	esac
+	gh=${WARDEN_GH:-gh}
+	if ! command -v "$gh" >/dev/null 2>&1; then
+		die "verifying the build provenance of $name needs the GitHub CLI (gh), which is not on this runner (GitHub's hosted runners have it): install it, or set the action's verify-provenance input to false"
+	fi
+	workflow="$repo/.github/workflows/release.yml"
+	host=${server#*://}
+	host=${host%%/*}
+	if [ "$host" = github.com ]; then host=""; fi
+	if ! out=$(GH_HOST=${host:-${GH_HOST:-}} "$gh" attestation verify "$archive" --bundle "$work/$provenance_bundle" \
+		--repo "$repo" --signer-workflow "$workflow" --source-ref "refs/tags/$tag" 2>&1); then
+		die "the build provenance of $name does not verify (built by $workflow at refs/tags/$tag?): refusing to install it. gh attestation verify said: $(printf '%s' "$out" | tr '\n' ' ')"
+	fi
+	log "verified the build provenance of $name: built by $workflow at refs/tags/$tag"
 }
 
 # build_from_source WHY builds cmd/warden from the action's own source.

@@ -59,6 +59,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s config.ReviewSettings, ve
 	s.Logger = e.logger(verbose)
 	s.Logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
 	s.Root, s.Getenv, s.Version = cmp.Or(e.root, e.dir), e.getenv, version
+	s.Held = e.held()
 	job, err := cfg.PrepareReview(ch.files, ch.source, ch.ignored, s)
 	if job != nil {
 		e.warnUnloaded(job.SkillProblems)

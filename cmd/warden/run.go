@@ -191,9 +191,11 @@ func (s *syncWriter) file() (*os.File, bool) {
 // reviewExit is the exit code of a finished review (DESIGN.md §5).
 func reviewExit(r *review.Report, failOn review.Severity) int {
 	switch {
+	case r.Outcome == review.OutcomeDryRun: // a plan: its secrets' findings block nothing
+		return exitOK
 	case r.Blocks(failOn):
 		return exitFindings
-	case r.Outcome == review.OutcomeDryRun, r.Complete():
+	case r.Complete():
 		return exitOK
 	default:
 		return exitIncomplete

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strings"
 	"time"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/org/warden/execution"
+	"github.com/org/warden/secrets"
 )
 
 // maxMessage bounds the length of a provider message kept in an error.
@@ -197,17 +197,9 @@ func (c *call) redactValue(v any) any {
 	return v
 }
 
-// bearer matches a bearer token, as an echoed Authorization header shows it.
-var bearer = regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]+`)
-
-// redact removes secret and any Bearer token from s. Secrets shorter than 4
-// bytes are not searched for: replacing them would garble every message.
-func redact(secret, s string) string {
-	if len(secret) >= 4 {
-		s = strings.ReplaceAll(s, secret, execution.Redacted)
-	}
-	return bearer.ReplaceAllString(s, "Bearer "+execution.Redacted)
-}
+// redact removes secret and any Bearer token from s (secrets.Mask, the one
+// redaction of held keys).
+func redact(secret, s string) string { return secrets.Mask(s, secret) }
 
 // redactError wraps err so that its message is redacted. errors.Is and
 // errors.As still see err's chain.

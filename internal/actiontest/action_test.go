@@ -50,11 +50,12 @@ var inputs = []struct{ name, def string }{
 	{"results-cache-secret", ""},
 	{"command-associations", "OWNER,MEMBER,COLLABORATOR"},
 	{"version", ""},
+	{"verify-provenance", "true"},
 }
 
 // installOnly are the inputs the install step (version) and the results
 // cache steps (results-cache) consume; `warden action` does not see them.
-var installOnly = []string{"version", "results-cache"}
+var installOnly = []string{"version", "verify-provenance", "results-cache"}
 
 var outputs = []string{"outcome", "findings-count", "high-count", "planned", "reviewed", "cached",
 	"files-in-scope", "files-reviewed", "lines-in-scope", "lines-reviewed", "report-file"}
@@ -219,6 +220,7 @@ func TestActionInstallStep(t *testing.T) {
 		"WARDEN_ACTION_REF":        "${{ github.action_ref }}",
 		"WARDEN_ACTION_REPOSITORY": "${{ github.action_repository }}",
 		"WARDEN_VERSION":           "${{ inputs.version }}",
+		"WARDEN_VERIFY_PROVENANCE": "${{ inputs.verify-provenance }}",
 	}
 	for k, v := range want {
 		if install.Env[k] != v {

@@ -64,7 +64,9 @@ func (r *release) requests() []string {
 
 // publish serves a release of a fake warden for linux/amd64 (a shell script
 // printing "warden <version>") with its checksums.txt, written by checksums
-// when not nil. It returns the archive's name.
+// when not nil, and its build provenance (attestation: org/warden's release
+// workflow at the tag, signed with the trusted key). It returns the
+// archive's name.
 func (r *release) publish(t *testing.T, tag string, checksums func(asset string, archive []byte) string) string {
 	t.Helper()
 	version := strings.TrimPrefix(tag, "v")
@@ -81,6 +83,7 @@ func (r *release) publish(t *testing.T, tag string, checksums func(asset string,
 	r.mu.Lock()
 	r.files["/"+tag+"/"+asset] = archive
 	r.files["/"+tag+"/checksums.txt"] = []byte(checksums(asset, archive))
+	r.files["/"+tag+"/"+provenanceBundle] = attestation{}.bundle(tag, asset, archive)
 	r.mu.Unlock()
 	return asset
 }
@@ -139,6 +142,9 @@ func newRunner(t *testing.T) *runner {
 		"RUNNER_TOOL_CACHE":  r.cache,
 		"RUNNER_OS":          "Linux",
 		"RUNNER_ARCH":        "X64",
+		// The stand-in `gh attestation verify` and the key it trusts.
+		"PATH":                 ghverifyDir + string(filepath.ListSeparator) + os.Getenv("PATH"),
+		"GHVERIFY_TRUSTED_KEY": trustedKeyFile,
 	}
 	return r
 }

@@ -1,12 +1,14 @@
 package github
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -35,7 +37,9 @@ var ErrWriteBudget = errors.New("not posted: rate budget")
 
 // BudgetError says which limit stopped a content-creating request.
 type BudgetError struct {
-	// Window is "minute" or "hour".
+	// Window is "minute" or "hour" (warden's own count), or "github" when
+	// GitHub itself asked for a pause (Retry-After, a spent primary limit,
+	// a secondary-limit refusal) that does not fit.
 	Window string
 	// Used and Limit are the window's count and its limit (the hour's less
 	// the reserve, for a request that is not essential).
@@ -45,6 +49,10 @@ type BudgetError struct {
 }
 
 func (e *BudgetError) Error() string {
+	if e.Window == "github" {
+		return fmt.Sprintf("%s: GitHub asked to wait %s (its rate limits, shared with every run on the repository), later than the time left",
+			ErrWriteBudget, e.Wait.Round(time.Second))
+	}
 	return fmt.Sprintf("%s: %d of %d content-creating requests per %s used (GitHub's secondary limit); the next slot is in %s, later than the time left",
 		ErrWriteBudget, e.Used, e.Limit, e.Window, e.Wait.Round(time.Second))
 }
@@ -62,6 +70,18 @@ func (e *BudgetError) Unwrap() error { return ErrWriteBudget }
 // see PostReview), so a run normally makes a handful of writes; the budget
 // is what keeps a run that cannot batch (resolving many threads, replies)
 // and the runs before it in the same hour honest.
+//
+// Other runs on the repository (other pull requests' reviews, in parallel)
+// share GitHub's limits but not this count, and GitHub has no API for the
+// secondary limits' state. So the budget also reads what GitHub answers
+// (RoundTripper): a 403 or 429 that is a rate limit pauses every later
+// request until GitHub's Retry-After, the primary limit's reset
+// (x-ratelimit-remaining: 0), or a minute for a secondary limit that names
+// no time ("Handle rate limit errors appropriately",
+// rate-limits-for-the-rest-api.md), and the refused request is sent again
+// once after that wait when it fits; a wait that does not fit refuses the
+// request, unsent. The workflows' concurrency groups keep one run per pull
+// request, so the runs that share the limits are distinct pull requests'.
 type WriteBudget struct {
 	// PerMinute and PerHour are the limits; <= 0 means ContentPerMinute
 	// and ContentPerHour.
@@ -76,7 +96,16 @@ type WriteBudget struct {
 	sent     []time.Time // the last hour's, oldest first
 	refused  int
 	lastWait time.Duration
+	// pausedUntil is when GitHub said requests may go again (Retry-After,
+	// a primary limit's reset, a secondary limit's minute); zero: none.
+	pausedUntil time.Time
+	// GitHubPauses counts the rate-limit answers GitHub gave.
+	pauses int
 }
+
+// maxGitHubWait is the longest pause GitHub asks for that a request waits
+// out (when its context allows); a longer one refuses it.
+const maxGitHubWait = 5 * time.Minute
 
 // NewWriteBudget returns a budget with GitHub's documented limits.
 func NewWriteBudget() *WriteBudget { return &WriteBudget{} }
@@ -138,6 +167,9 @@ func sortTimes(ts []time.Time) {
 func (b *WriteBudget) Take(ctx context.Context) error {
 	essential, _ := ctx.Value(essentialKey{}).(bool)
 	perMinute, perHour := b.limits(essential)
+	if err := b.hold(ctx); err != nil {
+		return err
+	}
 	for {
 		b.mu.Lock()
 		now := b.now()
@@ -198,6 +230,114 @@ func (b *WriteBudget) Take(ctx context.Context) error {
 	}
 }
 
+// hold waits while GitHub has asked for a pause, when the wait fits ctx
+// and maxGitHubWait; else it refuses with a *BudgetError (Window
+// "github").
+func (b *WriteBudget) hold(ctx context.Context) error {
+	b.mu.Lock()
+	wait := b.pausedUntil.Sub(b.now())
+	if wait <= 0 {
+		b.mu.Unlock()
+		return nil
+	}
+	fits := wait <= maxGitHubWait
+	if dl, ok := ctx.Deadline(); ok && b.now().Add(wait).After(dl) {
+		fits = false
+	}
+	if !fits {
+		b.refused++
+		b.mu.Unlock()
+		return &BudgetError{Window: "github", Wait: wait}
+	}
+	b.lastWait = wait
+	b.mu.Unlock()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// observe reads GitHub's answer: a rate-limit refusal, or a primary limit
+// spent (x-ratelimit-remaining: 0 on any answer), pauses every later
+// request (see WriteBudget). It reports whether it paused.
+func (b *WriteBudget) observe(resp *http.Response) bool {
+	wait, limited := pauseOf(resp, b.now())
+	if !limited {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pauses++
+	if until := b.now().Add(wait); until.After(b.pausedUntil) {
+		b.pausedUntil = until
+	}
+	return true
+}
+
+// pauseOf says how long GitHub's answer asks every request to wait, as
+// GitHub's documentation has it (rate-limits-for-the-rest-api.md, "Handle
+// rate limit errors appropriately", and "Checking the status of your rate
+// limit"): any answer with x-ratelimit-remaining 0 until x-ratelimit-reset
+// (UTC epoch seconds; the primary limit, which every run on the
+// repository's token shares); a 403 or 429 refusal for its retry-after
+// (seconds or an HTTP date), else for a secondary limit that names no time
+// at least one minute. The read happens below the Client's transport,
+// which hides a spent primary limit from go-github.
+//
+// GitHub API docs: https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#handle-rate-limit-errors-appropriately
+func pauseOf(resp *http.Response, now time.Time) (time.Duration, bool) {
+	if resp == nil {
+		return 0, false
+	}
+	if resp.StatusCode < 300 {
+		if resp.Header.Get("X-RateLimit-Remaining") != "0" {
+			return 0, false
+		}
+		if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+			return max(0, time.Unix(reset, 0).Sub(now)) + time.Second, true
+		}
+		return 0, false
+	}
+	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
+		return 0, false
+	}
+	if ra := strings.TrimSpace(resp.Header.Get("Retry-After")); ra != "" {
+		if s, err := strconv.Atoi(ra); err == nil && s >= 0 {
+			return time.Duration(s) * time.Second, true
+		}
+		if at, err := http.ParseTime(ra); err == nil {
+			return max(0, at.Sub(now)), true
+		}
+	}
+	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
+		if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+			return max(0, time.Unix(reset, 0).Sub(now)) + time.Second, true
+		}
+		return time.Minute, true
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || secondaryLimitBody(resp) {
+		return time.Minute, true
+	}
+	return 0, false
+}
+
+// secondaryLimitBody reports whether a 403's body is GitHub's secondary
+// rate limit message ("You have exceeded a secondary rate limit"); it
+// leaves the body readable.
+func secondaryLimitBody(resp *http.Response) bool {
+	if resp.Body == nil {
+		return false
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return err == nil && strings.Contains(strings.ToLower(string(b)), "secondary rate limit")
+}
+
 // Used is how many content-creating requests the last hour holds; Refused
 // how many Take refused.
 func (b *WriteBudget) Used() (used, refused int) {
@@ -253,23 +393,40 @@ func isMutation(req *http.Request) bool {
 
 // RoundTripper returns base (nil: http.DefaultTransport) with every
 // content-creating request passed through b first: a refused request is
-// never sent, and its error wraps ErrWriteBudget. Put it under the Client
-// (Config.HTTPClient's Transport).
+// never sent, and its error wraps ErrWriteBudget. Every request waits out
+// a pause GitHub asked for (observe), or is refused when the pause does not
+// fit; the Client's transport above it stays the one that retries a
+// request GitHub refused. Put it under the Client (Config.HTTPClient's
+// Transport).
 func (b *WriteBudget) RoundTripper(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		take := b.hold
 		if ContentCreating(req) {
-			if err := b.Take(req.Context()); err != nil {
-				if req.Body != nil {
-					req.Body.Close()
-				}
-				return nil, err
-			}
+			take = b.Take
 		}
-		return base.RoundTrip(req)
+		if err := take(req.Context()); err != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, err
+		}
+		resp, err := base.RoundTrip(req)
+		if err == nil {
+			b.observe(resp)
+		}
+		return resp, err
 	})
+}
+
+// GitHubPauses is how many times GitHub's answers paused the budget: a
+// rate-limit refusal, or a primary limit spent.
+func (b *WriteBudget) GitHubPauses() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pauses
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)

@@ -292,3 +292,138 @@ func TestPublishNotPostedRateBudget(t *testing.T) {
 		t.Errorf("warnings = %q", warned)
 	}
 }
+
+// headerTransport is base with extra headers on the n-th answer (1-based),
+// as GitHub sends its rate-limit headers on every answer.
+type headerTransport struct {
+	base   http.RoundTripper
+	n      int
+	header http.Header
+	calls  int
+}
+
+func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := h.base.RoundTrip(r)
+	h.calls++
+	if err == nil && h.calls == h.n {
+		for k, v := range h.header {
+			resp.Header[k] = v
+		}
+	}
+	return resp, err
+}
+
+// TestWriteBudgetHonoursGitHub: a secondary-limit 403 with Retry-After
+// pauses the run for as long as GitHub asks (the Client's transport sends
+// that request again after the wait; nothing is sent in between).
+func TestWriteBudgetHonoursGitHub(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		fake := newFake(t)
+		fake.Fail(fakegithub.RouteCreateIssueComment, fakegithub.Fault{Status: http.StatusForbidden, RetryAfter: "30"})
+		budget := NewWriteBudget()
+		c, err := New(Config{APIURL: "http://fake.invalid", Token: fakegithub.DefaultToken, Owner: testOwner, Repo: testRepo,
+			HTTPClient: &http.Client{Transport: budget.RoundTripper(fake.Transport())}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := c.Comment(t.Context(), testPR, "one"); err != nil {
+			t.Fatalf("Comment after a secondary-limit 403: %v", err)
+		}
+		if got := time.Since(start); got < 30*time.Second || budget.GitHubPauses() != 1 {
+			t.Errorf("the comment went through after %s with %d pauses; want GitHub's 30 s, once", got, budget.GitHubPauses())
+		}
+		reqs := fake.Requests()
+		if n := len(reqs); n != 2 {
+			t.Fatalf("%d requests reached GitHub, want the refused one and its retry", n)
+		}
+	})
+}
+
+// TestWriteBudgetWaitsForPrimaryReset: a primary limit spent by other runs
+// on the repository's token (x-ratelimit-remaining: 0 on a 200, which the
+// Client hides from go-github) pauses the next request, a read too, until
+// the reset instead of drawing a refusal; a pause longer than the run has
+// left refuses the request unsent.
+func TestWriteBudgetWaitsForPrimaryReset(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		fake := newFake(t)
+		budget := NewWriteBudget()
+		reset := time.Now().Add(90 * time.Second)
+		ht := &headerTransport{base: fake.Transport(), n: 1, header: http.Header{
+			"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {fmt.Sprint(reset.Unix())}}}
+		c, err := New(Config{APIURL: "http://fake.invalid", Token: fakegithub.DefaultToken, Owner: testOwner, Repo: testRepo,
+			HTTPClient: &http.Client{Transport: budget.RoundTripper(ht)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Comment(t.Context(), testPR, "spends the hour"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.PullRequest(t.Context(), testPR); err != nil {
+			t.Fatalf("a read after the primary limit was spent: %v", err)
+		}
+		if time.Now().Before(reset) {
+			t.Errorf("the next request went out %s before the reset", reset.Sub(time.Now()))
+		}
+		// A pause longer than the run has left refuses the request unsent.
+		budget.observe(&http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"240"}}, Body: http.NoBody})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		before := len(fake.Requests())
+		_, err = c.Comment(ctx, testPR, "too late")
+		var be *BudgetError
+		if !errors.As(err, &be) || be.Window != "github" || !errors.Is(err, ErrWriteBudget) || len(fake.Requests()) != before {
+			t.Errorf("Comment during a 4-minute pause with a minute left = %v (%d requests sent); want a github budget error, nothing sent", err, len(fake.Requests())-before)
+		}
+	})
+}
+
+// TestWriteBudgetRunsShareGitHubsLimits: two runs on one repository (two
+// pull requests reviewed at once, each with its own budget) post 60
+// comments each, one after another, into GitHub's shared 80-a-minute
+// content limit (the fake enforces it across both). Each refusal GitHub
+// gives pauses that run for GitHub's minute; every comment is posted in
+// the end, within both limits, and GitHub refuses at most one request of
+// each run per minute it has to wait.
+func TestWriteBudgetRunsShareGitHubsLimits(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		fake := newFake(t)
+		fake.ContentLimits = true
+		const each = 60
+		errs := make(chan error, 2)
+		budgets := []*WriteBudget{NewWriteBudget(), NewWriteBudget()}
+		for _, b := range budgets {
+			c, err := New(Config{APIURL: "http://fake.invalid", Token: fakegithub.DefaultToken, Owner: testOwner, Repo: testRepo,
+				HTTPClient: &http.Client{Transport: b.RoundTripper(fake.Transport())}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				for i := range each {
+					if _, err := c.Comment(t.Context(), testPR, fmt.Sprint("comment ", i)); err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatalf("a run failed to post: %v", err)
+			}
+		}
+		times, refused := fake.ContentCreated()
+		pauses := budgets[0].GitHubPauses() + budgets[1].GitHubPauses()
+		if len(times) != 2*each || maxInWindow(times, time.Minute) > ContentPerMinute {
+			t.Errorf("%d comments created (max %d in a minute); want all %d, within GitHub's limit", len(times), maxInWindow(times, time.Minute), 2*each)
+		}
+		if refused == 0 || refused > 4 || pauses != refused {
+			t.Errorf("GitHub refused %d requests and the runs paused %d times; want a few refusals, each pausing its run", refused, pauses)
+		}
+	})
+}

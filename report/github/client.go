@@ -15,6 +15,8 @@ import (
 	"time"
 
 	gh "github.com/google/go-github/v62/github"
+
+	"github.com/org/warden/secrets"
 )
 
 // DefaultAPIURL is GitHub.com's REST API root.
@@ -253,12 +255,9 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-func redact(s, token string) string {
-	if token == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, token, "REDACTED")
-}
+// redact removes the token (and any echoed Bearer credential) from s:
+// secrets.Mask, the one redaction of held keys.
+func redact(s, token string) string { return secrets.Mask(s, token) }
 
 // scrub removes the token from the fields of go-github's typed errors in the
 // chain, so that a caller who unwraps one and prints it cannot leak it (a

@@ -18,6 +18,6 @@
 // token never appears in an error, a log line or anything recorded.
 //
 // The package depends on review's vocabulary, report (for Fingerprint),
-// go-github and go-githubactions. It must not import execution, hunks,
+// secrets (masking the token: secrets.Mask), go-github and go-githubactions. It must not import execution, hunks,
 // skills, cmd/warden or go-openai; it never reads the environment.
 package github

@@ -13,6 +13,13 @@ import (
 // suggestion.
 var suggestionOpenRE = regexp.MustCompile("(?im)^[ \\t>]*(?:`{3,}|~{3,})[ \\t]*suggestion")
 
+// refDefStartRE finds what CommonMark reads as the start of a link
+// reference definition: at a line's start (after indentation or block
+// quote markers), a label, which may span lines and hold escaped
+// brackets, then "]:". Its destination (//evil.example) would become the
+// target of every [label] in the comment.
+var refDefStartRE = regexp.MustCompile(`(?m)^[ \t>]*\[(?:\\[\s\S]|[^\\\[\]])+\]:`)
+
 // FuzzCommentBody checks that no model text can forge a fingerprint marker
 // or break out of a comment: the only marker in a comment is warden's own,
 // and it names the finding's fingerprint; no raw HTML, mention or link to
@@ -24,6 +31,7 @@ func FuzzCommentBody(f *testing.F) {
 	f.Add("<script>", "</details><!--", "~~~~", 10, 2)
 	f.Add("see www.evil.example", "```suggestion\nrm -rf /\n```\n[x]: //evil.example\n> ~~~ Suggestion", "", 5, 5)
 	f.Add("a.@team", "é@octocat https://github.com/acme/widgets@evil.example", "x", 1, 2)
+	f.Add("[the", "docs]: //evil.example\n\n[see\nthe\ndocs]: <https://evil.example>\n[a\\]b]: //evil.example", "", 2, 2)
 	const repo = "https://github.com/acme/widgets"
 	f.Fuzz(func(t *testing.T, title, description, suggestion string, start, end int) {
 		fd := review.Finding{Skill: "code-review", Severity: review.SeverityHigh, Title: title, Description: description, Suggestion: suggestion, Path: "a.go", StartLine: start, EndLine: end}
@@ -59,6 +67,9 @@ func FuzzCommentBody(f *testing.F) {
 			}
 			if i := strings.IndexByte(strings.TrimSuffix(body, marker(text)), '<'); i >= 0 {
 				t.Fatalf("a raw '<' survived at %d: %q", i, body)
+			}
+			if m := refDefStartRE.FindString(body); m != "" {
+				t.Fatalf("a link reference definition survived (%q): %q", m, body)
 			}
 			if m := mentionRE.FindString(body); m != "" {
 				t.Fatalf("mention %q survived: %q", m, body)

@@ -314,6 +314,34 @@ func (c *Client) Comment(ctx context.Context, pr int, body string) (int64, error
 	return ic.GetID(), nil
 }
 
+// HasComment reports whether a conversation comment of pull request pr by
+// a bot account (warden posts as the token's bot) holds marker. It reads at
+// most maxMarkerPages pages of 100, newest last; a pull request with more
+// comments than that is searched in its first ones only.
+func (c *Client) HasComment(ctx context.Context, pr int, marker string) (bool, error) {
+	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	for range maxMarkerPages {
+		// GitHub API docs: https://docs.github.com/rest/issues/comments#list-issue-comments
+		cs, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, pr, opts)
+		if err != nil {
+			return false, c.fail(fmt.Sprintf("list the comments of pull request #%d", pr), false, err)
+		}
+		for _, ic := range cs {
+			if strings.Contains(ic.GetBody(), marker) && ic.GetUser().GetType() == "Bot" {
+				return true, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	return false, nil
+}
+
+// maxMarkerPages bounds HasComment's reads.
+const maxMarkerPages = 10
+
 // React adds a reaction ("eyes", "rocket", "+1", "-1", "confused", ...)
 // to a comment: a review comment when review is set, else a conversation
 // comment.

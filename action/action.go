@@ -71,6 +71,13 @@ type PlanRequest struct {
 	// (authorTrusted): exclusions by convention, which the author
 	// controls, do not apply (hunks.Options.Untrusted).
 	Untrusted bool
+	// Instructions is the base revision's tree the repository's
+	// instructions (AGENTS.md, CLAUDE.md, Copilot's, [[instructions]]
+	// files) are read from, never the pull request's; InstructionsFrom
+	// names it, InstructionsNotRead says why it is nil.
+	Instructions        fs.FS
+	InstructionsFrom    string
+	InstructionsNotRead string
 }
 
 // Job is a planned review, ready to run.
@@ -199,11 +206,13 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 		return fail(err)
 	}
 	bot := a.botSteps(ctx, ev, pr, opts, tc.cfg.Secrets)
-	job, err := tc.cfg.Plan(ctx, PlanRequest{
+	req := PlanRequest{
 		Skills: tc.skills, Change: ch, Info: review.Change{Title: pr.Title, Body: pr.Body},
 		Thresholds: a.in.Thresholds, SkillNames: orSkills(opts.skills, a.in.Skills), Budget: a.in.Budget,
 		Cache: bot.cache, Narrow: bot.narrow, Untrusted: !authorTrusted(pr),
-	})
+	}
+	req.Instructions, req.InstructionsFrom, req.InstructionsNotRead = tc.instructions()
+	job, err := tc.cfg.Plan(ctx, req)
 	var noKey *review.MissingKeyError
 	if errors.As(err, &noKey) && pr.Fork {
 		return a.forkWithoutKey(ctx, pub, noKey)
@@ -288,7 +297,7 @@ func (a *runner) trust(ctx context.Context, pr *PullRequest) (*trusted, error) {
 	if tc.notRead != "" {
 		a.gha.Warningf("warden: %s", tc.notRead)
 	} else {
-		fmt.Fprintf(a.svc.Stderr, "warden: configuration: %s; skills: the built-ins and those of the base revision (the pull request's own are not used)\n", tc.from)
+		fmt.Fprintf(a.svc.Stderr, "warden: configuration: %s; skills: the built-ins and those of the base revision; instructions (AGENTS.md, ...): the base revision's (the pull request's own are not used)\n", tc.from)
 	}
 	for _, w := range tc.warnings {
 		a.gha.Warningf("warden: %s", w)

@@ -173,7 +173,7 @@ func checkReport(doc *originReport) error {
 			return reportErrorf("ignored[%d]: a name longer than warden writes", i)
 		}
 	}
-	return nil
+	return checkSetup(doc)
 }
 
 func clipForMessage(s string) string {

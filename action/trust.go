@@ -35,13 +35,33 @@ type trusted struct {
 	// warnings are things worth a warning (a skill that is a symbolic
 	// link, left out).
 	warnings []string
+	// tree is the base revision's tree, open until close: the
+	// repository's instructions (AGENTS.md, [[instructions]] files) are
+	// read from it when the review is planned, never from the workspace.
+	// nil when the base could not be read.
+	tree *gitrepo.Tree
+	// instructionsFrom names tree for the report ("the base revision
+	// 3b15d29").
+	instructionsFrom string
 }
 
-// close removes the copy of the skills.
+// close removes the copy of the skills and closes the base's tree.
 func (tc *trusted) close() {
 	if tc.dir != "" {
 		os.RemoveAll(tc.dir)
 	}
+	if tc.tree != nil {
+		tc.tree.Close()
+	}
+}
+
+// instructions is what the plan reads the repository's instructions from:
+// the base revision's tree, or nil and why not.
+func (tc *trusted) instructions() (repo fs.FS, from, notRead string) {
+	if tc.tree == nil {
+		return nil, "", "no checkout of the base revision to read them from"
+	}
+	return tc.tree, tc.instructionsFrom, ""
 }
 
 // loadTrusted reads warden.toml (or the config-path input) and the skill
@@ -61,10 +81,13 @@ func (a *runner) loadTrusted(ctx context.Context, pr *PullRequest) (*trusted, er
 	if tree == nil {
 		return a.untrusted(configPath, named, onDisk, why)
 	}
-	defer tree.Close()
-
-	tc := &trusted{}
 	short := gitrepo.Short(pr.BaseSHA)
+	tc := &trusted{tree: tree, instructionsFrom: "the base revision " + short}
+	defer func() {
+		if tc.cfg == nil || tc.skills == nil { // an error: nothing is handed on
+			tree.Close()
+		}
+	}()
 	switch {
 	case onDisk:
 		tc.cfg, err = a.configure(named, a.svc.ReadFile)
@@ -116,14 +139,14 @@ func (a *runner) untrusted(configPath, named string, onDisk bool, why string) (*
 			return nil, &InputError{err}
 		}
 		tc.from = named
-		tc.notRead = fmt.Sprintf("skills of the repository not read: no checkout of the base revision (%s); the review uses the built-in skills", why)
+		tc.notRead = fmt.Sprintf("skills and instructions of the repository not read: no checkout of the base revision (%s); the review uses the built-in skills", why)
 		return tc, nil
 	}
 	if tc.cfg, err = a.svc.Configure("", nil); err != nil {
 		tc.close()
 		return nil, &InputError{err}
 	}
-	tc.notRead = fmt.Sprintf("%s not read: no checkout of the base revision (%s); the review uses the built-in skills, the defaults and the Action's inputs",
+	tc.notRead = fmt.Sprintf("%s not read: no checkout of the base revision (%s); the review uses the built-in skills, the defaults and the Action's inputs, and no repository instructions",
 		cmp.Or(configPath, "warden.toml"), why)
 	return tc, nil
 }

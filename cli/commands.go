@@ -27,9 +27,10 @@ var Commands = []Command{
 		Usage: "review [--diff FILE|- | --base REF] [--config FILE] [--skill NAME]... [--format FORMAT] [--output FILE] [--dry-run] [--fail-on SEVERITY] [-v]",
 		Details: "Without --diff or --base it reviews the uncommitted changes (index, working tree and untracked files) against HEAD.\n" +
 			"Configuration (warden.toml) and skills (.warden/skills, .agents/skills, .claude/skills) are read from the\n" +
-			"repository's top level, whatever the working directory. Exit codes: 0 complete and nothing at or above\n" +
-			"--fail-on; 1 a finding at or above --fail-on; 2 bad input or configuration (nothing was sent);\n" +
-			"3 partial or provider-unavailable; 130 interrupted.",
+			"repository's top level, whatever the working directory; the repository's instructions (AGENTS.md,\n" +
+			"CLAUDE.md, Copilot's) from HEAD (with --base, the merge base), never from the change.\n" +
+			"Exit codes: 0 complete and nothing at or above --fail-on; 1 a finding at or above --fail-on;\n" +
+			"2 bad input or configuration (nothing was sent); 3 partial or provider-unavailable; 130 interrupted.",
 		Examples: []string{
 			"warden review --dry-run                       # the plan, no model called, no key needed",
 			"WARDEN_API_KEY=... warden review --base main  # what a pull request from this branch into main shows",
@@ -58,9 +59,11 @@ var Commands = []Command{
 	{
 		Name: "skills", Summary: "list the review skills, or validate skill files",
 		Usage: "skills list [DIR]\n  warden skills validate [DIR]",
-		Details: "list prints the repository's skills and the built-ins (DIR: the repository root, default the top level).\n" +
+		Details: "list prints the skills a review runs, the built-ins and the repository's review skills, and the skill\n" +
+			"files it skips, with why (DIR: the repository root, default the top level). A skill of .agents/skills or\n" +
+			".claude/skills is a review skill only when its frontmatter says metadata: {warden: review}.\n" +
 			"validate checks DIR's skill files: a repository root with .warden/skills (or .agents/skills, .claude/skills),\n" +
-			"a folder of NAME/SKILL.md or NAME.md files, or one skill's folder. It exits 2 on any problem.",
+			"a folder of NAME/SKILL.md or NAME.md files, or one skill's folder. It exits 2 on a broken skill.",
 		Examples: []string{"warden skills list", "warden skills validate .warden/skills"},
 		parse:    parseSkills,
 	},

@@ -57,6 +57,7 @@ func (c *fileConfig) Setup() review.Setup {
 		MaxTokens: c.Review.MaxTokens, BatchSkills: c.Review.BatchSkills,
 		Verify: c.verifyMode(), VerifyRoute: c.Review.VerifyRoute,
 		LimitsOutOfScope: c.Filters.LimitsOutOfScope,
+		Instructions:     c.instructionsSetup(),
 	}
 }
 
@@ -112,6 +113,14 @@ type ReviewSettings struct {
 	// Untrusted says the change's author is not trusted: the exclusions by
 	// convention do not apply (hunks.Options.Untrusted).
 	Untrusted bool
+	// Instructions is the trusted revision's tree the repository's
+	// instructions are read from (the pull request's base in the Action,
+	// HEAD or the merge base locally; never the change itself), named by
+	// InstructionsFrom; nil when there is none, and InstructionsNotRead
+	// says why.
+	Instructions        fs.FS
+	InstructionsFrom    string
+	InstructionsNotRead string
 	// Held are the keys and tokens warden holds besides the file's route
 	// keys (a GitHub token, a collector's token): no request carries them.
 	Held []secrets.Value
@@ -130,6 +139,7 @@ func (c *fileConfig) PrepareReview(files []*hunks.File, source func(string) ([]b
 	setup.SkillNames, setup.Change, setup.Logger, setup.Thresholds = s.SkillNames, s.Change, s.Logger, th
 	setup.Cache, setup.Narrow = s.Cache, s.Narrow
 	setup.Filters.Untrusted = s.Untrusted
+	setup.Instructions.Repo, setup.Instructions.From, setup.Instructions.NotRead = s.Instructions, s.InstructionsFrom, s.InstructionsNotRead
 	setup.Secrets = secrets.NewScanner(append(c.Secrets(s.Getenv), s.Held...)...)
 	setup.Context = c.ContextOptions(os.DirFS(s.Root))
 	setup.Routes = func(needKeys bool) ([]execution.Route, error) {

@@ -66,6 +66,9 @@ type fileConfig struct {
 	Routes  []routeConfig `toml:"routes"`
 	Filters filterConfig  `toml:"filters"`
 	Skills  []skillConfig `toml:"skills"`
+	// Instructions are the repository's own instructions for reviewers
+	// ([[instructions]], instructions.go).
+	Instructions []instructionConfig `toml:"instructions"`
 
 	file         string // the file it was read from, for errors found later
 	reportOnLine int    // the line of review.report_on; 0 when not set
@@ -96,6 +99,10 @@ type reviewConfig struct {
 	// Context and ContextChars: context beyond the hunk (verify.go).
 	Context      string `toml:"context"`
 	ContextChars int    `toml:"context_chars"`
+	// Instructions and InstructionsChars: the repository's instructions
+	// sent with each request, and how many characters (instructions.go).
+	Instructions      string `toml:"instructions"`
+	InstructionsChars int    `toml:"instructions_chars"`
 }
 
 type retryConfig struct {
@@ -213,6 +220,7 @@ func parseConfig(name string, data []byte) (*fileConfig, error) {
 			c.Routes[i].line = lines[i]
 		}
 	}
+	c.instructionLines(data)
 	c.file, c.reportOnLine = name, keyLine(data, "review.report_on")
 	if err := checkZeros(name, data, &c); err != nil {
 		return nil, err
@@ -325,6 +333,9 @@ func (c *fileConfig) check(file string) error {
 		return err
 	}
 	if err := c.checkVerify(bad); err != nil {
+		return err
+	}
+	if err := c.checkInstructions(bad); err != nil {
 		return err
 	}
 	return c.checkGlobsAndThresholds(bad)

@@ -56,7 +56,7 @@ func reviewedItem(skill, path string, start, end, prio int) review.Item {
 // with attempts carry the diagnoses review.Diagnose derives from them, as
 // review.Run's do.
 func goldenCases() []reportCase {
-	cases := handCases()
+	cases := append(handCases(), setupCases()...)
 	for _, c := range cases {
 		if c.report.Outcome != review.OutcomeDryRun && len(c.report.Items) > 0 {
 			c.report.Diagnoses = review.Diagnose(c.report)

@@ -89,6 +89,7 @@ func markdownDoc(r *review.Report, opts Options) *mdDoc {
 		}
 		plan := mdPlan(r)
 		d.add(plan)
+		d.fixed(mdInstructions(r) + mdSkillNotes(r))
 		ignored := mdIgnored(r)
 		d.add(ignored)
 		d.shrink = []mdShrink{{ignored, 0}, {plan, 0}}
@@ -119,11 +120,13 @@ func markdownDoc(r *review.Report, opts Options) *mdDoc {
 		}
 	}
 
+	d.fixed(mdSkillNotes(r))
 	d.fixed("<details>\n<summary>Routes, budget and tokens</summary>\n\n")
 	routes, fb := mdRoutes(r)
 	d.add(routes)
 	d.add(fb)
 	d.fixed(mdBudget(r))
+	d.fixed(mdInstructionsLine(r))
 	d.fixed("</details>\n\n")
 	ignored := mdIgnored(r)
 	d.add(ignored)
@@ -610,12 +613,21 @@ func mdPlan(r *review.Report) *mdSection {
 	}
 	s.head = "### Plan (priority order)\n\n"
 	s.table = "| Priority | Skill | Location | Timeout | Why |\n| ---: | --- | --- | ---: | --- |\n"
+	instr, extra := hasInstructions(r), "" // a column of the repository instructions each item carries (mdInstructions)
+	if instr {
+		s.table = "| Priority | Skill | Location | Timeout | Instr. | Why |\n| ---: | --- | --- | ---: | --- | --- |\n"
+		extra = " |"
+	}
 	for _, it := range r.Items {
-		s.rows = append(s.rows, fmt.Sprintf("| %d | %s | %s | %s | %s |\n", it.Priority, mdCell(it.Skill),
-			mdCode(clip(textLoc(dash(it.Path), it.StartLine, it.EndLine), mdMaxCell), true), fmtTimeout(cmp.Or(it.DeadlineMS, it.TimeoutEffectiveMS)), mdCell(dash(it.Why))))
+		refs := ""
+		if instr {
+			refs = " " + mdCell(instrRefs(r, it)) + " |"
+		}
+		s.rows = append(s.rows, fmt.Sprintf("| %d | %s | %s | %s |%s %s |\n", it.Priority, mdCell(it.Skill),
+			mdCode(clip(textLoc(dash(it.Path), it.StartLine, it.EndLine), mdMaxCell), true), fmtTimeout(cmp.Or(it.DeadlineMS, it.TimeoutEffectiveMS)), refs, mdCell(dash(it.Why))))
 	}
 	s.more = func(n int) string {
-		return fmt.Sprintf("| | _… and %s; `--format json` lists every item_ | | | |\n", review.Counted(n, "more work item", "more work items"))
+		return fmt.Sprintf("| | _… and %s; `--format json` lists every item_ | | | |%s\n", review.Counted(n, "more work item", "more work items"), extra)
 	}
 	s.none = func(n int) string {
 		return fmt.Sprintf("_The %s not listed to fit the size limit; `--format json` lists every item._\n",

@@ -104,7 +104,10 @@ type sarifRegion struct {
 type sarifInvocation struct {
 	ExecutionSuccessful        bool                `json:"executionSuccessful"`
 	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications,omitempty"`
-	Properties                 sarifInvocationProp `json:"properties"`
+	// ToolConfigurationNotifications: skill files not run, and skill
+	// warnings (sarifSkillNotifications).
+	ToolConfigurationNotifications []sarifNotification `json:"toolConfigurationNotifications,omitempty"`
+	Properties                     sarifInvocationProp `json:"properties"`
 }
 
 type sarifInvocationProp struct {
@@ -146,6 +149,7 @@ func writeSARIF(buf *bytes.Buffer, r *review.Report, opts Options) error {
 		Invocations: []sarifInvocation{sarifInvocationOf(r, index)},
 		Results:     []sarifResult{},
 	}
+	run.Invocations[0].ToolConfigurationNotifications = sarifSkillNotifications(r)
 	seen := map[string]int{}
 	for _, f := range sorted(r.Findings, byLocation) {
 		id := ruleID(f.Skill)

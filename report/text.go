@@ -79,6 +79,7 @@ func writeText(buf *bytes.Buffer, r *review.Report, opts Options) error {
 		textFindings(buf, r, opts, p) // the secrets', made without a model
 		textIgnored(buf, r, p)
 		textPlan(buf, r, p)
+		textSetupNotes(buf, r, p)
 		for _, l := range verificationLines(r) {
 			buf.WriteString("\n" + l + "\n")
 		}
@@ -94,6 +95,7 @@ func writeText(buf *bytes.Buffer, r *review.Report, opts Options) error {
 	textRoutes(buf, r, p)
 	textFallbacks(buf, r, p)
 	textDiagnoses(buf, r, p)
+	textSetupNotes(buf, r, p)
 	textUsage(buf, r)
 	return nil
 }
@@ -336,10 +338,18 @@ func textPlan(buf *bytes.Buffer, r *review.Report, p palette) {
 	}
 	buf.WriteString("\n" + p.paint(sgrBold, "Plan (priority order)") + "\n")
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  PRIORITY\tSKILL\tLOCATION\tTIMEOUT\tWHY")
+	instr, instrHead := hasInstructions(r), ""
+	if instr {
+		instrHead = "\tINSTR" // the numbers of the repository instructions it carries (textInstructions)
+	}
+	fmt.Fprintln(tw, "  PRIORITY\tSKILL\tLOCATION\tTIMEOUT"+instrHead+"\tWHY")
 	for _, it := range r.Items {
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\n", it.Priority, cell(it.Skill),
-			cell(textLoc(it.Path, it.StartLine, it.EndLine)), fmtTimeout(cmp.Or(it.DeadlineMS, it.TimeoutEffectiveMS)), cell(it.Why))
+		refs := ""
+		if instr {
+			refs = "\t" + instrRefs(r, it)
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s%s\t%s\n", it.Priority, cell(it.Skill),
+			cell(textLoc(it.Path, it.StartLine, it.EndLine)), fmtTimeout(cmp.Or(it.DeadlineMS, it.TimeoutEffectiveMS)), refs, cell(it.Why))
 	}
 	tw.Flush()
 	textContext(buf, r)

@@ -48,6 +48,10 @@ type Options struct {
 	// review's scope, so that it does not keep the review from being
 	// complete; Coverage says what was left out.
 	LimitsOutOfScope bool
+	// Instructions, when set, adds the repository's instructions that
+	// apply to each chunk's path to its requests' system message
+	// (instructions.go); nil sends none.
+	Instructions *Guide
 	// Secrets finds the secrets that no request may carry: each is
 	// replaced by a placeholder before a request is built, and one on an
 	// added line is a finding of its own (Plan.Secrets). nil: the rule set
@@ -68,6 +72,9 @@ type WorkItem struct {
 	// Context is what the request carries beyond the hunk (Options.Context);
 	// nil when off.
 	Context *related.Context
+	// Instructions are the repository's instructions the request carries
+	// (Options.Instructions); nil when none are configured.
+	Instructions *AppliedInstructions
 }
 
 // Plan is what a review will do: the work items in priority order, and
@@ -78,6 +85,13 @@ type Plan struct {
 	// Conventions are the files an untrusted author's change reviews
 	// although a convention would exclude them (hunks.Plan.Conventions).
 	Conventions []Ignored
+	// Instructions say which of the repository's instructions the items
+	// carry (Options.Instructions); nil when none are configured.
+	Instructions *InstructionsReport
+	// SkippedSkills and SkillWarnings are what skill discovery skipped,
+	// and what it warned of in the skills that run (Prepare).
+	SkippedSkills []SkippedSkill
+	SkillWarnings []SkillWarning
 	// Secrets are the findings of secrets on the change's added lines,
 	// made without a model call; Redacted says where secrets were replaced
 	// by placeholders in the requests; Change is the pull request's text
@@ -109,6 +123,7 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	g := newGuard(opts.Secrets)
 	p := &Plan{Change: g.change(opts.Change)}
 	pr := newPrompts(p.Change, maxTokens)
+	pr.guide = opts.Instructions.redacted(g)
 	contexts := pr.gatherContexts(opts.Context, g)
 	for _, ig := range hp.Ignored {
 		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason, Lines: ig.Lines})
@@ -148,7 +163,8 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			}
 			dl := eng.FirstDeadline(eff)
 			for _, sk := range group {
-				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff, Deadline: dl, Context: contexts[c]})
+				p.Items = append(p.Items, WorkItem{Skill: sk, Chunk: c, Request: req, TimeoutBase: base, TimeoutEffective: eff, Deadline: dl,
+					Context: contexts[c], Instructions: pr.guide.For(c.Path)})
 			}
 		}
 	}
@@ -163,6 +179,7 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			p.Ignored = append(p.Ignored, Ignored{Path: path, Reason: "skill-filter", Lines: lines[path]})
 		}
 	}
+	p.Instructions = pr.guide.report(p.Items)
 	p.Secrets, p.Redacted = g.findings, g.redacted
 	return p, nil
 }

@@ -108,6 +108,8 @@ type prompts struct {
 	// contextOf, when set, is the context beyond the hunk of a chunk
 	// (Options.Context).
 	contextOf func(*hunks.Chunk) *related.Context
+	// guide, when set, is the repository's instructions (Options.Instructions).
+	guide *Guide
 }
 
 func newPrompts(change Change, maxTokens int) *prompts {
@@ -126,10 +128,14 @@ func (p *prompts) request(sks []*skills.Skill, c *hunks.Chunk) *execution.Reques
 	for i, sk := range sks {
 		names[i] = sk.Name
 	}
+	guide := p.guide.For(c.Path) // the repository's instructions (instructions.go)
 	key := strings.Join(names, "\x00")
+	if guide != nil {
+		key += "\x00" + guide.key
+	}
 	system, ok := p.system[key]
 	if !ok {
-		system = systemMessage(sks)
+		system = systemMessage(sks, guide)
 		p.system[key] = system
 		sch := &execution.Schema{Name: "warden_findings", Schema: answerSchema, Strict: true}
 		if len(sks) > 1 {
@@ -161,8 +167,10 @@ func (p *prompts) request(sks []*skills.Skill, c *hunks.Chunk) *execution.Reques
 	}
 }
 
-// systemMessage writes the static part of a prompt for the skills.
-func systemMessage(sks []*skills.Skill) string {
+// systemMessage writes the static part of a prompt for the skills, with the
+// repository's instructions for the item's path after them (guide: nil or
+// empty for none).
+func systemMessage(sks []*skills.Skill, guide *AppliedInstructions) string {
 	parts := []string{preamble}
 	skillField, skillRule := "", ""
 	if len(sks) > 1 {
@@ -177,6 +185,9 @@ func systemMessage(sks []*skills.Skill) string {
 	}
 	for _, sk := range sks {
 		parts = append(parts, "## Skill: "+sk.Name+"\n\n"+strings.TrimSpace(sk.Instructions))
+	}
+	if guide != nil && guide.text != "" {
+		parts = append(parts, guide.text)
 	}
 	parts = append(parts, fmt.Sprintf(outputContract, skillField, skillRule), untrustedRules)
 	return strings.Join(parts, "\n\n")
@@ -227,10 +238,13 @@ func renderChange(c *hunks.Chunk, change Change) string {
 
 // delimiter returns a tag for fencing data that the data itself does not
 // contain, so the data cannot close its own delimiter.
-func delimiter(data string) string {
+func delimiter(data string) string { return delimiterWith("UNTRUSTED-", data) }
+
+// delimiterWith is delimiter with the tag's prefix.
+func delimiterWith(prefix, data string) string {
 	sum := sha256.Sum256([]byte(data))
 	for i := 0; ; i++ {
-		tag := "UNTRUSTED-" + strings.ToUpper(hex.EncodeToString(sum[:6]))
+		tag := prefix + strings.ToUpper(hex.EncodeToString(sum[:6]))
 		if !strings.Contains(data, tag) {
 			return tag
 		}

@@ -162,6 +162,11 @@ type Item struct {
 	// context is off.
 	Context      string `json:"context,omitempty"`
 	ContextChars int    `json:"context_chars,omitempty"`
+	// Instructions name the repository's instructions the item's request
+	// carries, most general first (" (cut)" after one sent only in part),
+	// InstructionsChars how many characters of them; omitted when none.
+	Instructions      []string `json:"instructions,omitempty"`
+	InstructionsChars int      `json:"instructions_chars,omitempty"`
 }
 
 // Ignored is a path that was not reviewed, and why.
@@ -378,6 +383,14 @@ type Report struct {
 	// and lines, and why the rest was not (additive to the contract):
 	// Decide reads it, every sink shows it.
 	Coverage Coverage `json:"coverage"`
+	// Instructions say which of the repository's instructions the requests
+	// carried and where they were read; nil when the caller configured
+	// none (additive to the contract).
+	Instructions *InstructionsReport `json:"instructions,omitempty"`
+	// SkippedSkills are the skill files the review did not run, and why;
+	// SkillWarnings what is odd in the skills it ran (additive).
+	SkippedSkills []SkippedSkill `json:"skipped_skills,omitempty"`
+	SkillWarnings []SkillWarning `json:"skill_warnings,omitempty"`
 	// Redacted lists where a secret was replaced by a placeholder in what
 	// the review sent to models (additive; omitted when nothing was). The
 	// secrets on added lines are findings too (skill SecretsSkill), and

@@ -394,7 +394,9 @@ func newReport(p *Plan, eng *execution.Engine, opts Options) *Report {
 		if wi.Context != nil {
 			r.Items[i].Context, r.Items[i].ContextChars = wi.Context.Describe(), wi.Context.Chars
 		}
+		r.Items[i].Instructions, r.Items[i].InstructionsChars = itemInstructions(wi.Instructions)
 	}
+	r.Instructions, r.SkippedSkills, r.SkillWarnings = p.Instructions, p.SkippedSkills, p.SkillWarnings
 	return r
 }
 

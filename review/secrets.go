@@ -25,8 +25,9 @@ type Redaction struct {
 	// Rule is the rule that found it (secrets.Match.Label).
 	Rule string `json:"rule"`
 	// Where is what the lines were: "added" (the secret is also a
-	// finding), "context", "removed", "related" (context beyond the hunk)
-	// or "pull request".
+	// finding), "context", "removed", "related" (context beyond the hunk),
+	// "pull request" or "instructions" (the repository's, Path naming
+	// their source).
 	Where string `json:"where"`
 }
 

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -59,6 +60,9 @@ type Setup struct {
 	// LimitsOutOfScope puts what the planning limits drop out of scope
 	// (Options.LimitsOutOfScope).
 	LimitsOutOfScope bool
+	// Instructions are the repository's instructions (instructions.go):
+	// read for the paths under review once the change is filtered.
+	Instructions InstructionsSetup
 	// Secrets finds what no request may carry (Options.Secrets); nil: the
 	// rule set alone.
 	Secrets *secrets.Scanner
@@ -78,9 +82,9 @@ type Job struct {
 	Engine     *execution.Engine
 	Options    Options
 	Thresholds Thresholds
-	// SkillProblems are the problems of skill files that concern no skill
-	// that runs (skills.Problems.Blocking): not a reason to stop, but
-	// worth a warning.
+	// SkillProblems are the skill files skipped and the warnings about the
+	// skills that run, one problem each: not a reason to stop, but worth a
+	// warning on the log (the report lists them too).
 	SkillProblems skills.Problems
 }
 
@@ -96,7 +100,11 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 	if s.Narrow != nil {
 		hp = s.Narrow(hp)
 	}
-	chosen, unused, err := ChooseSkills(s.Skills, s.Configured, s.SkillNames)
+	chosen, found, err := chooseSkills(s.Skills, s.Configured, s.SkillNames)
+	if err != nil {
+		return nil, err
+	}
+	guide, err := NewGuide(s.Instructions, chunkPaths(hp))
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +135,7 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 		Verify: s.Verify, VerifyRoute: s.VerifyRoute, Context: s.Context,
 		Skills: chosen, Change: s.Change, MaxTokens: s.MaxTokens, BatchSkills: s.BatchSkills,
 		FailOn: s.Thresholds.FailOn, ReportOn: s.Thresholds.ReportOn, MaxFindings: s.Thresholds.MaxFindings,
-		Cache: s.Cache, Secrets: s.Secrets, LimitsOutOfScope: s.LimitsOutOfScope,
+		Cache: s.Cache, Secrets: s.Secrets, Instructions: guide, LimitsOutOfScope: s.LimitsOutOfScope,
 	}
 	plan, err := NewPlan(hp, eng, opts)
 	if err != nil {
@@ -135,7 +143,28 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 	}
 	plan.Ignored = append(plan.Ignored, ignored...)
 	plan.Secrets = append(withheldFindings(files, hp.Ignored, s.Secrets), plan.Secrets...)
-	return &Job{Hunks: hp, Plan: plan, Engine: eng, Options: opts, Thresholds: s.Thresholds, SkillProblems: unused}, nil
+	plan.SkippedSkills, plan.SkillWarnings = skillNotes(found)
+	if in := plan.Instructions; in != nil {
+		log.Info("instructions", "mode", in.Mode, "from", cmp.Or(in.From, in.NotRead), "sources", len(in.Sources))
+		for _, src := range in.Sources {
+			log.Info("instructions", "source", src.Source, "for", src.AppliesTo, "chars", src.Chars, "items", src.Items)
+		}
+	}
+	return &Job{Hunks: hp, Plan: plan, Engine: eng, Options: opts, Thresholds: s.Thresholds,
+		SkillProblems: skillProblems(plan.SkippedSkills, plan.SkillWarnings)}, nil
+}
+
+// chunkPaths are the paths of the planned chunks, each once.
+func chunkPaths(hp *hunks.Plan) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range hp.Chunks {
+		if !seen[c.Path] {
+			seen[c.Path] = true
+			out = append(out, c.Path)
+		}
+	}
+	return out
 }
 
 // Run runs the job, calling progress after each request.
@@ -146,47 +175,18 @@ func (j *Job) Run(ctx context.Context, progress func(done, total int)) *Report {
 }
 
 // ChooseSkills resolves which skills run: names, else the configured
-// skills' names, else every skill (the repository's in dir and the
-// built-ins). A configured skill's paths and ignore globs replace the
-// skill's own.
+// skills' names, else every skill (the repository's review skills in dir
+// and the built-ins). A configured skill's paths and ignore globs replace
+// the skill's own.
 //
-// A problem in a skill file stops the review only when it may concern a
-// skill that runs (skills.Problems.Blocking): a broken SKILL.md of another
-// skill does not stop --skill good; it is returned in unused, for a
-// warning.
+// A skill file that discovery skipped (broken, or an agent's skill that is
+// not a review skill) stops the review only when it is asked for by name;
+// otherwise it is returned in unused with the warnings about the skills
+// that run, one problem each, for the log.
 func ChooseSkills(dir fs.FS, configured []SkillSetting, names []string) (chosen []*skills.Skill, unused skills.Problems, err error) {
-	overrides := map[string]SkillSetting{}
-	var listed []string
-	for _, s := range configured {
-		overrides[s.Name] = s
-		listed = append(listed, s.Name)
+	chosen, found, err := chooseSkills(dir, configured, names)
+	if err != nil {
+		return nil, nil, err
 	}
-	if len(names) == 0 {
-		names = listed
-	}
-	repo, problems := skills.Discover(dir)
-	if blocking := problems.Blocking(names); len(blocking) > 0 {
-		return nil, nil, blocking
-	}
-	all := skills.Catalog(repo)
-	chosen = all
-	if len(names) > 0 {
-		if chosen, err = skills.Select(all, names); err != nil {
-			return nil, nil, err
-		}
-	}
-	out := make([]*skills.Skill, len(chosen))
-	for i, sk := range chosen {
-		c := *sk
-		if ov, ok := overrides[sk.Name]; ok {
-			if ov.Paths != nil {
-				c.Paths = ov.Paths
-			}
-			if ov.Ignore != nil {
-				c.Ignore = ov.Ignore
-			}
-		}
-		out[i] = &c
-	}
-	return out, problems, nil
+	return chosen, skillProblems(skillNotes(found)), nil
 }

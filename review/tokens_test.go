@@ -99,7 +99,7 @@ func naivePrompts(t testing.TB, files []*hunks.File, sks []*skills.Skill, change
 			user := fmt.Sprintf("Pull request: %s\n\n%s\n\nFiles changed in this pull request:\n%s\nReview this hunk of %s (lines %d to %d):\n\n%s",
 				change.Title, change.Body, list.String(), c.Path, c.StartLine, c.EndLine, renderChange(c, Change{}))
 			out = append(out, &execution.Request{Messages: []execution.Message{
-				{Role: "system", Content: systemMessage([]*skills.Skill{sk})},
+				{Role: "system", Content: systemMessage([]*skills.Skill{sk}, nil)},
 				{Role: "user", Content: user},
 			}})
 		}

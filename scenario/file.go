@@ -82,6 +82,10 @@ type Review struct {
 	VerifyRoute    string  `toml:"verify_route"`
 	Context        string  `toml:"context"`
 	ContextChars   int     `toml:"context_chars"`
+	// Instructions and InstructionsChars: the repository's instructions
+	// (issue 23); a scenario's requests carry none, so they only load.
+	Instructions      string `toml:"instructions"`
+	InstructionsChars int    `toml:"instructions_chars"`
 }
 
 type Retry struct {

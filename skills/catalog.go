@@ -12,27 +12,26 @@ import (
 //go:embed builtin/*/SKILL.md
 var builtinFS embed.FS
 
-// loadBuiltins parses the embedded skills. TestBuiltins makes sure none has
-// a problem.
-func loadBuiltins() ([]*Skill, Problems) {
+// loadBuiltins parses the embedded skills. TestBuiltins makes sure none is
+// skipped and none has a warning.
+func loadBuiltins() *Found {
 	sub, err := fs.Sub(builtinFS, "builtin")
 	if err != nil {
-		return nil, Problems{{File: "builtin", Message: err.Error()}}
+		return &Found{Skipped: []Skipped{{File: "builtin", Reason: SkipUnreadable, Problems: Problems{{File: "builtin", Message: err.Error()}}}}}
 	}
 	d := &discovery{fsys: sub}
 	d.scan(".", true)
-	out, problems := d.result()
-	for _, s := range out {
+	f := d.result()
+	for _, s := range f.Skills {
 		s.Source = "builtin"
 	}
-	return out, problems
+	return f
 }
 
 // builtins parses the embedded skills once. A built-in that fails to parse
 // is left out rather than panicking.
 var builtins = sync.OnceValue(func() []*Skill {
-	out, _ := loadBuiltins()
-	return out
+	return loadBuiltins().Skills
 })
 
 // Builtins returns the skills compiled into warden, sorted by name, with

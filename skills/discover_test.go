@@ -15,6 +15,13 @@ func skillFile(name, description string) *fstest.MapFile {
 	return &fstest.MapFile{Data: []byte("---\nname: " + name + "\ndescription: " + description + "\n---\nReview " + name + ".\n")}
 }
 
+// reviewSkillFile returns a valid SKILL.md for name that declares itself a
+// review skill, as an agent directory's skill must to run.
+func reviewSkillFile(name, description string) *fstest.MapFile {
+	return &fstest.MapFile{Data: []byte("---\nname: " + name + "\ndescription: " + description +
+		"\nmetadata:\n  author: someone\n  warden: review\n---\nReview " + name + ".\n")}
+}
+
 // sources returns "NAME SOURCE" for each skill, in order.
 func sources(ss []*Skill) []string {
 	var out []string
@@ -23,6 +30,16 @@ func sources(ss []*Skill) []string {
 	}
 	return out
 }
+
+// skip is a Skipped with one problem.
+func skip(name, file string, reason SkipReason, line int, msg string) Skipped {
+	return Skipped{Name: name, File: file, Reason: reason, Problems: Problems{{file, line, msg}}}
+}
+
+const (
+	msgNotReview       = "not a review skill: its frontmatter does not declare it one (add metadata: with warden: review to run it in reviews)"
+	msgNoFrontNoReview = "not a review skill: no frontmatter, so nothing declares it one (metadata.warden: review)"
+)
 
 func TestDiscover(t *testing.T) {
 	t.Parallel()
@@ -33,41 +50,122 @@ func TestDiscover(t *testing.T) {
 		".warden/skills/README.md":                {Data: []byte("# Our skills\n")},
 		".warden/skills/.DS_Store":                {Data: []byte{0, 1, 2}},
 		".warden/skills/notes.txt":                {Data: []byte("ignored")},
-		".agents/skills/api/SKILL.md":             skillFile("api", "API."),
-		".agents/skills/sql/SKILL.md":             skillFile("sql", "Shadowed SQL."),
+		".warden/skills/odd.md":                   {Data: []byte("---\nname: odd\ndescription: d\nseverity: high\n---\nBody\n")},
+		".agents/skills/api/SKILL.md":             reviewSkillFile("api", "API."),
+		".agents/skills/sql/SKILL.md":             reviewSkillFile("sql", "Shadowed SQL."),
 		".agents/skills/broken.md":                {Data: []byte("no frontmatter\n")},
 		".agents/skills/empty/keep":               {Data: []byte("")},
-		".agents/skills/lower/skill.md":           skillFile("lower", "Lower case file name."),
-		".claude/skills/code-review/SKILL.md":     skillFile("code-review", "Overrides the built-in."),
-		".claude/skills/go-ctx.md":                skillFile("go-ctx", "Shadowed again."),
-		".claude/skills/mismatch/SKILL.md":        skillFile("other", "Copy-pasted."),
+		".agents/skills/lower/skill.md":           reviewSkillFile("lower", "Lower case file name."),
+		".claude/skills/code-review/SKILL.md":     reviewSkillFile("code-review", "Overrides the built-in."),
+		".claude/skills/go-ctx.md":                reviewSkillFile("go-ctx", "Shadowed again."),
+		".claude/skills/mismatch/SKILL.md":        reviewSkillFile("other", "Copy-pasted."),
+		".claude/skills/pdf-processing/SKILL.md":  {Data: []byte("---\nname: pdf-processing\ndescription: Fills PDF forms.\nallowed-tools: Bash(python:*)\n---\nRun scripts/fill.py.\n")},
+		".claude/skills/Bad_Name/SKILL.md":        {Data: []byte("---\nname: Bad_Name\ndescription: A Claude skill with a name warden would refuse.\n---\nBody\n")},
+		".claude/skills/broken/SKILL.md":          {Data: []byte("---\nname: Broken\ndescription: d\nmetadata: {warden: review}\n---\nBody\n")},
 		"skills/elsewhere/SKILL.md":               skillFile("elsewhere", "Not under a discovery directory."),
 		".github/skills/also-elsewhere/SKILL.md":  skillFile("also-elsewhere", "Not under a discovery directory."),
 		".warden/skills/go-ctx/nested/x/SKILL.md": skillFile("x", "Nested too deep."),
 	}
-	got, problems := Discover(fsys)
+	got := Discover(fsys)
 	wantSkills := []string{
 		"api .agents/skills/api/SKILL.md",
 		"code-review .claude/skills/code-review/SKILL.md",
 		"go-ctx .warden/skills/go-ctx/SKILL.md",
+		"odd .warden/skills/odd.md",
 		"sql .warden/skills/sql.md",
 	}
-	if diff := cmp.Diff(wantSkills, sources(got)); diff != "" {
+	if diff := cmp.Diff(wantSkills, sources(got.Skills)); diff != "" {
 		t.Errorf("Discover() skills mismatch (-want +got):\n%s", diff)
 	}
-	wantProblems := Problems{
-		{".agents/skills/broken.md", 1, msgNoFrontmatter},
-		{".agents/skills/lower/skill.md", 0, "the file must be named SKILL.md, in capitals, to be read as a skill"},
-		{".agents/skills/sql/SKILL.md", 2, `duplicate skill "sql": .warden/skills/sql.md defines it too, and the first one found wins`},
-		{".claude/skills/go-ctx.md", 2, `duplicate skill "go-ctx": .warden/skills/go-ctx/SKILL.md defines it too, and the first one found wins`},
-		{".claude/skills/mismatch/SKILL.md", 2, `name "other" does not match its folder "mismatch": rename one so they agree`},
+	wantSkipped := []Skipped{
+		skip("broken", ".agents/skills/broken.md", SkipNotReview, 0, msgNoFrontNoReview),
+		skip("lower", ".agents/skills/lower/skill.md", SkipBroken, 0, "the file must be named SKILL.md, in capitals, to be read as a skill"),
+		skip("sql", ".agents/skills/sql/SKILL.md", SkipDuplicate, 2, `duplicate skill "sql": .warden/skills/sql.md defines it too, and the first one found wins`),
+		skip("Bad_Name", ".claude/skills/Bad_Name/SKILL.md", SkipNotReview, 0, msgNotReview),
+		skip("broken", ".claude/skills/broken/SKILL.md", SkipBroken, 2, `name "Broken" must be lower-case letters, digits and single hyphens between them (like code-review)`),
+		skip("go-ctx", ".claude/skills/go-ctx.md", SkipDuplicate, 2, `duplicate skill "go-ctx": .warden/skills/go-ctx/SKILL.md defines it too, and the first one found wins`),
+		skip("mismatch", ".claude/skills/mismatch/SKILL.md", SkipBroken, 2, `name "other" does not match its folder "mismatch": rename one so they agree`),
+		skip("pdf-processing", ".claude/skills/pdf-processing/SKILL.md", SkipNotReview, 0, msgNotReview),
 	}
-	if diff := cmp.Diff(wantProblems, problems); diff != "" {
-		t.Errorf("Discover() problems mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(wantSkipped, got.Skipped); diff != "" {
+		t.Errorf("Discover() skipped mismatch (-want +got):\n%s", diff)
+	}
+	wantWarnings := Problems{{".warden/skills/odd.md", 4, `unknown key "severity", ignored: warden reads name, description, paths, ignore and metadata's key warden (the other keys of Agent Skills and Claude Code are ignored without a warning)`}}
+	if diff := cmp.Diff(wantWarnings, got.Warnings); diff != "" {
+		t.Errorf("Discover() warnings mismatch (-want +got):\n%s", diff)
 	}
 	want := &Skill{Name: "go-ctx", Description: "Contexts.", Instructions: "Review go-ctx.", Source: ".warden/skills/go-ctx/SKILL.md"}
-	if diff := cmp.Diff(want, got[2]); diff != "" {
+	if diff := cmp.Diff(want, got.Skills[2]); diff != "" {
 		t.Errorf("Discover() go-ctx mismatch (-want +got):\n%s", diff)
+	}
+	if !got.Skills[0].Review || got.Skills[2].Review {
+		t.Errorf("Discover() Review = %v (api), %v (go-ctx), want true, false", got.Skills[0].Review, got.Skills[2].Review)
+	}
+}
+
+func TestSkippedSummary(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   Skipped
+		want Problem
+	}{
+		{skip("a", "a.md", SkipBroken, 3, "bad"), Problem{"a.md", 3, "bad"}},
+		{skip("a", "a.md", SkipNotReview, 0, "not a review skill"), Problem{"a.md", 0, "not a review skill"}},
+		{Skipped{File: "a.md", Reason: SkipBroken, Problems: Problems{{"a.md", 1, "one"}, {"a.md", 2, "two"}}}, Problem{"a.md", 1, "one (and 1 more problem)"}},
+		{Skipped{File: "a.md", Reason: SkipBroken, Problems: Problems{{"a.md", 1, "one"}, {"a.md", 2, "two"}, {"a.md", 3, "three"}}}, Problem{"a.md", 1, "one (and 2 more problems)"}},
+		{Skipped{File: "a.md", Reason: SkipUnreadable}, Problem{"a.md", 0, "unreadable"}},
+		{Skipped{Reason: SkipBroken, Problems: Problems{{"", 0, "no skill found here"}}}, Problem{"", 0, "no skill found here"}},
+	}
+	for _, tt := range tests {
+		if got := tt.in.Summary(); got != tt.want {
+			t.Errorf("%+v.Summary() = %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+	if got, want := skip("a", "a.md", SkipBroken, 3, "bad").String(), "a.md:3: broken: bad"; got != want {
+		t.Errorf("Skipped.String() = %q, want %q", got, want)
+	}
+	if got, want := skip("a", "a.md", SkipNotReview, 0, "not a review skill").String(), "a.md: not a review skill"; got != want {
+		t.Errorf("Skipped.String() = %q, want %q", got, want)
+	}
+}
+
+// TestDiscoverReviewDeclaration: in an agent directory only metadata.warden:
+// review makes a skill a review skill; any other value is a warning in
+// warden's own directory and no declaration in an agent's.
+func TestDiscoverReviewDeclaration(t *testing.T) {
+	t.Parallel()
+	file := func(name, meta string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte("---\nname: " + name + "\ndescription: d\n" + meta + "---\nBody\n")}
+	}
+	fsys := fstest.MapFS{
+		".claude/skills/flow/SKILL.md":   file("flow", "metadata: {warden: review}\n"),
+		".claude/skills/block/SKILL.md":  file("block", "metadata:\n  warden: \"review\"\n"),
+		".claude/skills/yes/SKILL.md":    file("yes", "metadata:\n  warden: yes\n"),
+		".claude/skills/list/SKILL.md":   file("list", "metadata: [warden, review]\n"),
+		".claude/skills/top/SKILL.md":    file("top", "warden: review\n"),
+		".warden/skills/other/SKILL.md":  file("other", "metadata:\n  warden: 1\n"),
+		".agents/skills/broken/SKILL.md": {Data: []byte("---\nname: broken\ndescription: a: b\nmetadata: {warden: review}\n---\nBody\n")},
+	}
+	got := Discover(fsys)
+	if diff := cmp.Diff([]string{"block .claude/skills/block/SKILL.md", "flow .claude/skills/flow/SKILL.md", "other .warden/skills/other/SKILL.md"}, sources(got.Skills)); diff != "" {
+		t.Errorf("Discover() skills mismatch (-want +got):\n%s", diff)
+	}
+	var skipped []string
+	for _, s := range got.Skipped {
+		skipped = append(skipped, string(s.Reason)+" "+s.File)
+	}
+	want := []string{
+		"broken .agents/skills/broken/SKILL.md", // the YAML does not say whether it is one
+		"not_review .claude/skills/list/SKILL.md",
+		"not_review .claude/skills/top/SKILL.md",
+		"not_review .claude/skills/yes/SKILL.md",
+	}
+	if diff := cmp.Diff(want, skipped); diff != "" {
+		t.Errorf("Discover() skipped mismatch (-want +got):\n%s", diff)
+	}
+	wantWarnings := Problems{{".warden/skills/other/SKILL.md", 5, `metadata.warden is the number 1, ignored: "review" is the one value warden reads (it makes the skill a review skill)`}}
+	if diff := cmp.Diff(wantWarnings, got.Warnings); diff != "" {
+		t.Errorf("Discover() warnings mismatch (-want +got):\n%s", diff)
 	}
 }
 
@@ -77,13 +175,13 @@ func TestDiscoverFolderBeforeFile(t *testing.T) {
 		".warden/skills/a.md":       skillFile("a", "File."),
 		".warden/skills/a/SKILL.md": skillFile("a", "Folder."),
 	}
-	got, problems := Discover(fsys)
-	if diff := cmp.Diff([]string{"a .warden/skills/a/SKILL.md"}, sources(got)); diff != "" {
+	got := Discover(fsys)
+	if diff := cmp.Diff([]string{"a .warden/skills/a/SKILL.md"}, sources(got.Skills)); diff != "" {
 		t.Errorf("Discover() skills mismatch (-want +got):\n%s", diff)
 	}
-	wantProblems := Problems{{".warden/skills/a.md", 2, `duplicate skill "a": .warden/skills/a/SKILL.md defines it too, and the first one found wins`}}
-	if diff := cmp.Diff(wantProblems, problems); diff != "" {
-		t.Errorf("Discover() problems mismatch (-want +got):\n%s", diff)
+	want := []Skipped{skip("a", ".warden/skills/a.md", SkipDuplicate, 2, `duplicate skill "a": .warden/skills/a/SKILL.md defines it too, and the first one found wins`)}
+	if diff := cmp.Diff(want, got.Skipped); diff != "" {
+		t.Errorf("Discover() skipped mismatch (-want +got):\n%s", diff)
 	}
 }
 
@@ -100,9 +198,9 @@ func TestDiscoverNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, problems := Discover(tt.fsys)
-			if len(got) != 0 || len(problems) != 0 {
-				t.Errorf("Discover(%s) = %v, %v, want nothing", tt.name, got, problems)
+			got := Discover(tt.fsys)
+			if len(got.Skills) != 0 || len(got.Skipped) != 0 || len(got.Warnings) != 0 {
+				t.Errorf("Discover(%s) = %+v, want nothing", tt.name, got)
 			}
 		})
 	}
@@ -112,23 +210,23 @@ func TestDiscoverNotADirectory(t *testing.T) {
 	t.Parallel()
 	fsys := fstest.MapFS{
 		".warden/skills":             {Data: []byte("a file")},
-		".claude/skills/ok/SKILL.md": skillFile("ok", "OK."),
+		".claude/skills/ok/SKILL.md": reviewSkillFile("ok", "OK."),
 	}
-	got, problems := Discover(fsys)
-	if diff := cmp.Diff([]string{"ok .claude/skills/ok/SKILL.md"}, sources(got)); diff != "" {
+	got := Discover(fsys)
+	if diff := cmp.Diff([]string{"ok .claude/skills/ok/SKILL.md"}, sources(got.Skills)); diff != "" {
 		t.Errorf("Discover() skills mismatch (-want +got):\n%s", diff)
 	}
-	want := Problems{{".warden/skills", 0, "is not a directory: skills live in NAME/SKILL.md or NAME.md under it"}}
-	if diff := cmp.Diff(want, problems); diff != "" {
-		t.Errorf("Discover() problems mismatch (-want +got):\n%s", diff)
+	want := []Skipped{{File: ".warden/skills", Reason: SkipUnreadable, Problems: Problems{{".warden/skills", 0, "is not a directory: skills live in NAME/SKILL.md or NAME.md under it"}}}}
+	if diff := cmp.Diff(want, got.Skipped); diff != "" {
+		t.Errorf("Discover() skipped mismatch (-want +got):\n%s", diff)
 	}
 }
 
 func TestDiscoverNil(t *testing.T) {
 	t.Parallel()
-	got, problems := Discover(nil)
-	if len(got) != 0 || len(problems) != 1 {
-		t.Errorf("Discover(nil) = %v, %v, want one problem", got, problems)
+	got := Discover(nil)
+	if len(got.Skills) != 0 || len(got.Skipped) != 1 {
+		t.Errorf("Discover(nil) = %+v, want one skipped entry", got)
 	}
 }
 
@@ -148,7 +246,7 @@ func TestDiscoverDirFS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(".agents/skills/shared/SKILL.md", "---\r\nname: shared\r\ndescription: Shared.\r\n---\r\nBody\r\n")
+	write(".agents/skills/shared/SKILL.md", "---\r\nname: shared\r\ndescription: Shared.\r\nmetadata:\r\n  warden: review\r\n---\r\nBody\r\n")
 	write(".warden/skills/big.md", "---\nname: big\ndescription: d\n---\n"+string(make([]byte, maxFileSize)))
 	if err := os.MkdirAll(filepath.Join(root, ".claude", "skills"), 0o755); err != nil {
 		t.Fatal(err)
@@ -160,27 +258,31 @@ func TestDiscoverDirFS(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, problems := Discover(os.DirFS(root))
-	if diff := cmp.Diff([]string{"shared .agents/skills/shared/SKILL.md"}, sources(got)); diff != "" {
+	got := Discover(os.DirFS(root))
+	if diff := cmp.Diff([]string{"shared .agents/skills/shared/SKILL.md"}, sources(got.Skills)); diff != "" {
 		t.Errorf("Discover() skills mismatch (-want +got):\n%s", diff)
 	}
-	want := Problems{
-		{".warden/skills/big.md", 0, "file is larger than 262144 bytes, too large for a skill"},
-		{".claude/skills/dangling", 0, "cannot read: no such file or directory"},
-		{".claude/skills/linked/SKILL.md", 2, `name "shared" does not match its folder "linked": rename one so they agree`},
+	want := []Skipped{
+		skip("big", ".warden/skills/big.md", SkipBroken, 0, "file is larger than 262144 bytes, too large for a skill"),
+		skip("dangling", ".claude/skills/dangling", SkipUnreadable, 0, "cannot read: no such file or directory"),
+		skip("linked", ".claude/skills/linked/SKILL.md", SkipBroken, 2, `name "shared" does not match its folder "linked": rename one so they agree`),
 	}
-	if diff := cmp.Diff(want, problems); diff != "" {
-		t.Errorf("Discover() problems mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, got.Skipped); diff != "" {
+		t.Errorf("Discover() skipped mismatch (-want +got):\n%s", diff)
 	}
 }
 
 func TestValidate(t *testing.T) {
 	t.Parallel()
+	noSkill := func(where string) []Skipped {
+		return []Skipped{{Reason: SkipBroken, Problems: Problems{{"", 0, "no skill found " + where}}}}
+	}
 	tests := []struct {
-		name     string
-		fsys     fstest.MapFS
-		skills   []string
-		problems Problems
+		name    string
+		fsys    fstest.MapFS
+		rel     string
+		skills  []string
+		skipped []Skipped
 	}{
 		{
 			name: "plain folder",
@@ -191,18 +293,21 @@ func TestValidate(t *testing.T) {
 				"bad.md":          {Data: []byte("---\nname: bad\n---\nBody\n")},
 			},
 			skills: []string{"go-ctx go-ctx/SKILL.md", "sql sql.md"},
-			problems: Problems{
-				{"bad.md", 1, "frontmatter has no description: add description: followed by one line saying what the skill reviews"},
+			skipped: []Skipped{
+				skip("bad", "bad.md", SkipBroken, 1, "frontmatter has no description: add description: followed by one line saying what the skill reviews"),
 			},
 		},
 		{
 			name: "repository root",
 			fsys: fstest.MapFS{
-				".claude/skills/a/SKILL.md": skillFile("a", "A."),
-				".warden/skills/b.md":       skillFile("b", "B."),
-				"top.md":                    {Data: []byte("not a skill, and not read: the discovery directories are")},
+				".claude/skills/a/SKILL.md":   reviewSkillFile("a", "A."),
+				".claude/skills/pdf/SKILL.md": skillFile("pdf", "Not a review skill."),
+				".warden/skills/b.md":         skillFile("b", "B."),
+				"top.md":                      {Data: []byte("not a skill, and not read: the discovery directories are")},
 			},
-			skills: []string{"a .claude/skills/a/SKILL.md", "b .warden/skills/b.md"},
+			rel:     ".",
+			skills:  []string{"a .claude/skills/a/SKILL.md", "b .warden/skills/b.md"},
+			skipped: []Skipped{skip("pdf", ".claude/skills/pdf/SKILL.md", SkipNotReview, 0, msgNotReview)},
 		},
 		{
 			name: "one skill's folder",
@@ -213,19 +318,35 @@ func TestValidate(t *testing.T) {
 			skills: []string{"any-name SKILL.md"},
 		},
 		{
-			name:     "empty folder",
-			fsys:     fstest.MapFS{},
-			problems: Problems{{"", 0, "no skill found here: expected NAME/SKILL.md or NAME.md files, or a repository root with .warden/skills, .agents/skills, .claude/skills"}},
+			name:    "one agent skill's folder",
+			fsys:    fstest.MapFS{"SKILL.md": skillFile("pdf", "Not a review skill.")},
+			rel:     ".claude/skills/pdf",
+			skipped: []Skipped{skip("", "SKILL.md", SkipNotReview, 0, msgNotReview)},
 		},
 		{
-			name:     "folder of other files",
-			fsys:     fstest.MapFS{"main.go": {Data: []byte("package main")}, "README.md": {Data: []byte("# x")}},
-			problems: Problems{{"", 0, "no skill found here: expected NAME/SKILL.md or NAME.md files, or a repository root with .warden/skills, .agents/skills, .claude/skills"}},
+			name: "an agent directory",
+			fsys: fstest.MapFS{
+				"pdf/SKILL.md": skillFile("pdf", "Not a review skill."),
+				"sec/SKILL.md": reviewSkillFile("sec", "A review skill."),
+			},
+			rel:     ".agents/skills",
+			skills:  []string{"sec sec/SKILL.md"},
+			skipped: []Skipped{skip("pdf", "pdf/SKILL.md", SkipNotReview, 0, msgNotReview)},
 		},
 		{
-			name:     "empty discovery directory",
-			fsys:     fstest.MapFS{".agents/skills": {Mode: fs.ModeDir}, "x.md": skillFile("x", "Not read.")},
-			problems: Problems{{"", 0, "no skill found in .warden/skills, .agents/skills, .claude/skills"}},
+			name:    "empty folder",
+			fsys:    fstest.MapFS{},
+			skipped: noSkill("here: expected NAME/SKILL.md or NAME.md files, or a repository root with .warden/skills, .agents/skills, .claude/skills"),
+		},
+		{
+			name:    "folder of other files",
+			fsys:    fstest.MapFS{"main.go": {Data: []byte("package main")}, "README.md": {Data: []byte("# x")}},
+			skipped: noSkill("here: expected NAME/SKILL.md or NAME.md files, or a repository root with .warden/skills, .agents/skills, .claude/skills"),
+		},
+		{
+			name:    "empty discovery directory",
+			fsys:    fstest.MapFS{".agents/skills": {Mode: fs.ModeDir}, "x.md": skillFile("x", "Not read.")},
+			skipped: noSkill("in .warden/skills, .agents/skills, .claude/skills"),
 		},
 		{
 			// A repository root without a discovery directory: its own
@@ -238,7 +359,7 @@ func TestValidate(t *testing.T) {
 				"CONTRIBUTING.md": {Data: []byte("# Contributing\n")},
 				"main.go":         {Data: []byte("package main")},
 			},
-			problems: Problems{{"", 0, "no skill found in this repository: expected .warden/skills, .agents/skills, .claude/skills, or NAME/SKILL.md folders at its root"}},
+			skipped: noSkill("in this repository: expected .warden/skills, .agents/skills, .claude/skills, or NAME/SKILL.md folders at its root"),
 		},
 		{
 			name: "repository of skill folders",
@@ -250,20 +371,20 @@ func TestValidate(t *testing.T) {
 			skills: []string{"review review/SKILL.md"},
 		},
 		{
-			name:     "only failures",
-			fsys:     fstest.MapFS{"x.md": {Data: []byte("x")}},
-			problems: Problems{{"x.md", 1, msgNoFrontmatter}},
+			name:    "only failures",
+			fsys:    fstest.MapFS{"x.md": {Data: []byte("x")}},
+			skipped: []Skipped{skip("x", "x.md", SkipBroken, 1, msgNoFrontmatter)},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, problems := Validate(tt.fsys)
-			if diff := cmp.Diff(tt.skills, sources(got)); diff != "" {
+			got := Validate(tt.fsys, tt.rel)
+			if diff := cmp.Diff(tt.skills, sources(got.Skills)); diff != "" {
 				t.Errorf("Validate(%s) skills mismatch (-want +got):\n%s", tt.name, diff)
 			}
-			if diff := cmp.Diff(tt.problems, problems); diff != "" {
-				t.Errorf("Validate(%s) problems mismatch (-want +got):\n%s", tt.name, diff)
+			if diff := cmp.Diff(tt.skipped, got.Skipped); diff != "" {
+				t.Errorf("Validate(%s) skipped mismatch (-want +got):\n%s", tt.name, diff)
 			}
 		})
 	}
@@ -278,48 +399,8 @@ func TestValidateDirFS(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "a", "SKILL.md"), []byte("---\nname: a\ndescription: A.\n---\nBody\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, problems := Validate(os.DirFS(root))
-	if diff := cmp.Diff([]string{"a a/SKILL.md"}, sources(got)); diff != "" || len(problems) != 0 {
-		t.Errorf("Validate(%s) = %v, %v, want one skill and no problem", root, sources(got), problems)
-	}
-}
-
-func TestProblemsBlocking(t *testing.T) {
-	t.Parallel()
-	fsys := fstest.MapFS{
-		".warden/skills/good/SKILL.md":  skillFile("good", "Good."),
-		".warden/skills/bad/SKILL.md":   {Data: []byte("---\nname: bad\n---\n")},
-		".agents/skills/worse.md":       {Data: []byte("no frontmatter")},
-		".claude/skills/lower/skill.md": skillFile("lower", "Lower."),
-		".claude/skills/dangling":       {Data: []byte("x"), Mode: fs.ModeSymlink},
-	}
-	_, problems := Discover(fsys)
-	var skillsOf []string
-	for _, p := range problems {
-		skillsOf = append(skillsOf, p.File+" "+p.Skill())
-	}
-	tests := []struct {
-		names []string
-		want  []string // the files of the blocking problems
-	}{
-		{names: nil, want: []string{".warden/skills/bad/SKILL.md", ".warden/skills/bad/SKILL.md", ".agents/skills/worse.md",
-			".claude/skills/dangling", ".claude/skills/lower/skill.md"}},
-		{names: []string{"good"}, want: nil},
-		{names: []string{"good", "worse"}, want: []string{".agents/skills/worse.md"}},
-		{names: []string{"lower"}, want: []string{".claude/skills/lower/skill.md"}},
-		{names: []string{"dangling"}, want: []string{".claude/skills/dangling"}},
-	}
-	for _, tt := range tests {
-		var got []string
-		for _, p := range problems.Blocking(tt.names) {
-			got = append(got, p.File)
-		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("Blocking(%q) mismatch (-want +got):\n%s\nproblems: %q", tt.names, diff, skillsOf)
-		}
-	}
-	dir := Problems{{File: ".warden/skills", Message: "cannot read: permission denied"}}
-	if got := dir.Blocking([]string{"good"}); len(got) != 1 {
-		t.Errorf("Blocking(good) of a directory problem = %v, want it kept (it may hide the skill)", got)
+	got := Validate(os.DirFS(root), "")
+	if diff := cmp.Diff([]string{"a a/SKILL.md"}, sources(got.Skills)); diff != "" || len(got.Skipped) != 0 {
+		t.Errorf("Validate(%s) = %v, %+v, want one skill and nothing skipped", root, sources(got.Skills), got.Skipped)
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // FuzzParse checks that Parse never panics, that it returns either a skill
@@ -75,6 +78,39 @@ func FuzzParse(f *testing.F) {
 		for _, g := range append(s.Paths, s.Ignore...) {
 			if g == "" {
 				t.Fatalf("Parse(%q, %q) = %+v with no error, want no empty glob", file, data, s)
+			}
+		}
+	})
+}
+
+// FuzzLoadInstructions checks that LoadInstructions never panics on any
+// AGENTS.md or Copilot path-specific file, that what it returns is trimmed
+// UTF-8 text within the read bound, and that a Copilot file it keeps has
+// valid globs.
+func FuzzLoadInstructions(f *testing.F) {
+	f.Add([]byte("Wrap errors.\n"), []byte("---\napplyTo: \"**/*.go\"\n---\nNo panics.\n"))
+	f.Add([]byte("@AGENTS.md\n"), []byte("---\napplyTo: '**/*.{ts,tsx}, !**/*.d.ts'\nexcludeAgent: coding-agent\n---\nTS.\n"))
+	f.Add([]byte("\uFEFF\r\n# Title\r\n"), []byte("---\napplyTo: [a, b]\n---\nx\n"))
+	f.Add([]byte("caf\xe9"), []byte("---\napplyTo: \"[\"\n---\nx\n"))
+	f.Add([]byte(""), []byte("---\n---\n"))
+	f.Fuzz(func(t *testing.T, agents, copilot []byte) {
+		repo := fstest.MapFS{
+			"AGENTS.md":                              {Data: agents},
+			"sub/CLAUDE.md":                          {Data: agents},
+			".github/instructions/x.instructions.md": {Data: copilot},
+		}
+		ins, _, err := LoadInstructions(InstructionSources{Repo: repo, Files: true, Paths: []string{"sub/a.go", "b.ts"}})
+		if err != nil {
+			t.Fatalf("LoadInstructions error %v: only an entry's file may fail", err)
+		}
+		for _, in := range ins {
+			if in.Text == "" || in.Text != strings.TrimSpace(in.Text) || !utf8.ValidString(in.Text) || len(in.Text) > maxInstructionBytes {
+				t.Fatalf("%s: text %q, want trimmed non-empty UTF-8 within %d bytes", in.Source, in.Text, maxInstructionBytes)
+			}
+			for _, g := range in.Paths {
+				if !doublestar.ValidatePattern(strings.TrimPrefix(g, "!")) {
+					t.Fatalf("%s: invalid glob %q kept", in.Source, g)
+				}
 			}
 		}
 	})

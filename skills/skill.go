@@ -22,6 +22,13 @@ type Skill struct {
 	Paths        []string // optional doublestar globs: review only matching paths (empty: all)
 	Ignore       []string // optional doublestar globs: never review matching paths
 	Source       string   // "builtin", or the file's path relative to the root it was found under (slash-separated)
+	// Review is set when the frontmatter declares the skill a review skill
+	// (metadata: {warden: review}): an agent's skill under .agents/skills or
+	// .claude/skills runs only then (Discover).
+	Review bool
+	// Warnings are what is odd in the file but does not stop the skill: a
+	// key warden does not know, which it ignores.
+	Warnings Problems
 }
 
 // clone returns a deep copy of s.
@@ -29,6 +36,7 @@ func (s *Skill) clone() *Skill {
 	c := *s
 	c.Paths = slices.Clone(s.Paths)
 	c.Ignore = slices.Clone(s.Ignore)
+	c.Warnings = slices.Clone(s.Warnings)
 	return &c
 }
 
@@ -72,26 +80,6 @@ func (ps Problems) Error() string {
 		lines[i] = p.Error()
 	}
 	return strings.Join(lines, "\n")
-}
-
-// Blocking returns the problems that stop a review running the skills
-// named: all of them when names is empty (every skill runs), else those
-// about one of the named skills or about no skill in particular (an
-// unreadable directory). A problem is about the skill its file's path
-// names (NAME/SKILL.md or NAME.md: a skill's name must match it), so a
-// broken SKILL.md of another skill does not stop `--skill good`; the caller
-// may still warn about it.
-func (ps Problems) Blocking(names []string) Problems {
-	if len(names) == 0 {
-		return ps
-	}
-	var out Problems
-	for _, p := range ps {
-		if s := p.Skill(); s == "" || slices.Contains(names, s) {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // Skill returns the name of the skill the problem's file defines, as its
@@ -138,6 +126,16 @@ const maxNameLen = 64
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 
+// ReviewKey and ReviewValue are the frontmatter's declaration that a skill
+// is a review skill: the key warden under the Agent Skills format's
+// metadata mapping, with the value review. The format allows metadata with
+// any string keys and values, so the declaration keeps the file valid for
+// every other tool that reads it.
+const (
+	ReviewKey   = "metadata.warden"
+	ReviewValue = "review"
+)
+
 // Keys of the frontmatter. Tolerated keys belong to the Agent Skills format
 // (license, compatibility, metadata, allowed-tools), to common practice
 // (version) and to Claude Code's skills (the rest); warden ignores them so
@@ -165,54 +163,94 @@ const (
 // description (both required; a description over several lines is joined
 // into one), paths and ignore (optional doublestar globs relative to the
 // repository root, as a list or a comma-separated string; a leading "!"
-// negates one), and the keys of the Agent Skills format and Claude Code that
-// warden ignores (license, compatibility, metadata, allowed-tools, version,
-// argument-hint, disable-model-invocation, user-invocable, model, effort,
-// context, agent, hooks, shell); any other key is a problem. A UTF-8 byte
-// order mark and CRLF line endings are accepted.
+// negates one), metadata (a mapping; its key warden, when set to review,
+// declares a review skill: Skill.Review), and the keys of the Agent Skills
+// format and Claude Code that warden ignores (license, compatibility,
+// allowed-tools, version, argument-hint, disable-model-invocation,
+// user-invocable, model, effort, context, agent, hooks, shell). Any other
+// key, and a metadata.warden other than review, is a warning
+// (Skill.Warnings): warden ignores it and the skill still loads. A UTF-8
+// byte order mark and CRLF line endings are accepted.
 //
 // When anything is wrong Parse returns a nil Skill and a Problems error with
-// every problem it found, in line order. It never panics.
+// every problem it found, and the warnings, in line order. It never panics.
 func Parse(file string, data []byte) (*Skill, error) {
-	s, _, ps := parse(file, data)
-	if len(ps) > 0 {
-		return nil, ps
+	r := parse(file, data)
+	if len(r.problems) > 0 {
+		return nil, r.problems
 	}
-	return s, nil
+	return r.skill, nil
 }
 
-// parser collects the problems of one file.
+// declaration is what a file's frontmatter says of being a review skill.
+type declaration int
+
+const (
+	declUnknown       declaration = iota // no frontmatter could be read
+	declNone                             // a frontmatter without metadata.warden: review
+	declReview                           // metadata.warden: review
+	declNoFrontmatter                    // the file has no frontmatter at all
+)
+
+// parser collects the problems and warnings of one file.
 type parser struct {
 	file     string
 	problems Problems
+	warnings Problems
+	decl     declaration
 }
 
 func (p *parser) addf(line int, format string, args ...any) {
 	p.problems = append(p.problems, Problem{File: p.file, Line: line, Message: fmt.Sprintf(format, args...)})
 }
 
-// parse is Parse that also returns the line of the name key (for duplicate
-// problems found later) and the problems as a list.
-func parse(file string, data []byte) (skill *Skill, nameLine int, problems Problems) {
+func (p *parser) warnf(line int, format string, args ...any) {
+	p.warnings = append(p.warnings, Problem{File: p.file, Line: line, Message: fmt.Sprintf(format, args...)})
+}
+
+// parsed is the result of parsing one file: the skill (nil with problems),
+// the line of its name key (for duplicate problems found later), its
+// problems (warnings included, in line order) and what it declares.
+type parsed struct {
+	skill    *Skill
+	nameLine int
+	problems Problems
+	decl     declaration
+}
+
+// parse is Parse with the rest of what the file says.
+func parse(file string, data []byte) (r parsed) {
 	p := &parser{file: file}
 	defer func() {
 		// Nothing here should panic, but a skill file is user input and
 		// yaml.v3 is a large parser: turn a panic into a problem.
-		if r := recover(); r != nil {
-			skill, nameLine = nil, 0
-			problems = append(p.problems, Problem{File: file, Message: fmt.Sprintf("internal error parsing the skill: %v", r)})
+		if v := recover(); v != nil {
+			r = parsed{problems: append(p.problems, Problem{File: file, Message: fmt.Sprintf("internal error parsing the skill: %v", v)})}
 		}
 	}()
-	skill, nameLine = p.parse(data)
-	slices.SortStableFunc(p.problems, func(a, b Problem) int { return a.Line - b.Line })
-	if n := len(p.problems); n > maxProblems {
-		p.problems = append(p.problems[:maxProblems-1:maxProblems-1],
-			Problem{File: file, Message: fmt.Sprintf("%d more problems not shown", n-maxProblems+1)})
+	skill, nameLine := p.parse(data)
+	r.decl = p.decl
+	if len(p.problems) == 0 {
+		skill.Warnings = capProblems(file, sortProblems(p.warnings))
+		r.skill, r.nameLine = skill, nameLine
+		return r
 	}
-	if len(p.problems) > 0 {
-		return nil, 0, p.problems
+	r.problems = capProblems(file, sortProblems(append(p.problems, p.warnings...)))
+	return r
+}
+
+func sortProblems(ps Problems) Problems {
+	slices.SortStableFunc(ps, func(a, b Problem) int { return a.Line - b.Line })
+	return ps
+}
+
+// capProblems keeps at most maxProblems of ps, the last saying how many
+// more there were.
+func capProblems(file string, ps Problems) Problems {
+	if n := len(ps); n > maxProblems {
+		return append(ps[:maxProblems-1:maxProblems-1], Problem{File: file, Message: fmt.Sprintf("%d more problems not shown", n-maxProblems+1)})
 	}
-	return skill, nameLine, nil
+	return ps
 }
 
 func (p *parser) parse(data []byte) (*Skill, int) {
@@ -229,6 +267,7 @@ func (p *parser) parse(data []byte) (*Skill, int) {
 	text = strings.ReplaceAll(text, "\r", "\n") // yaml.v3 counts a lone CR as a line break too
 	lines := strings.Split(text, "\n")
 	if !isFence(lines[0]) {
+		p.decl = declNoFrontmatter
 		p.addf(1, msgNoFrontmatter)
 		return nil, 0
 	}
@@ -288,6 +327,7 @@ func (p *parser) frontmatter(s *Skill, src string, closing int) int {
 		return 0
 	}
 
+	p.decl = declNone
 	var root *yaml.Node
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
 		root = resolve(doc.Content[0])
@@ -327,9 +367,11 @@ func (p *parser) frontmatter(s *Skill, src string, closing int) int {
 			s.Paths = p.globs(key, v)
 		case "ignore":
 			s.Ignore = p.globs(key, v)
+		case "metadata":
+			s.Review = p.metadata(resolve(v))
 		default:
 			if !slices.Contains(toleratedKeys, key) {
-				p.addf(kline, "unknown key %q: warden reads %s, and ignores the other keys of Agent Skills and Claude Code",
+				p.warnf(kline, "unknown key %q, ignored: warden reads %s and metadata's key warden (the other keys of Agent Skills and Claude Code are ignored without a warning)",
 					key, strings.Join(knownKeys, ", "))
 			}
 		}
@@ -348,6 +390,29 @@ func (p *parser) frontmatter(s *Skill, src string, closing int) int {
 		s.Description = p.description(descNode, seen["description"])
 	}
 	return nameLine
+}
+
+// metadata reads the frontmatter's metadata mapping (the Agent Skills
+// format's map of string keys to string values) for its key warden, and
+// reports whether it declares a review skill. Whatever else metadata holds
+// belongs to other tools.
+func (p *parser) metadata(v *yaml.Node) bool {
+	if v.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := resolve(v.Content[i]), resolve(v.Content[i+1])
+		if k.Kind != yaml.ScalarNode || k.Value != "warden" {
+			continue
+		}
+		if val.Kind == yaml.ScalarNode && val.Value == ReviewValue {
+			p.decl = declReview
+			return true
+		}
+		p.warnf(val.Line+1, "%s is %s, ignored: %q is the one value warden reads (it makes the skill a review skill)", ReviewKey, describe(val), ReviewValue)
+		return false
+	}
+	return false
 }
 
 // yamlError reports a YAML syntax error of the frontmatter at its file

@@ -136,7 +136,7 @@ func TestParseProblems(t *testing.T) {
 		noName  = "frontmatter has no name: add name: followed by the skill's name"
 		noDesc  = "frontmatter has no description: add description: followed by one line saying what the skill reviews"
 		noBody  = "no instructions: the Markdown body after the frontmatter is empty"
-		unknown = `warden reads name, description, paths, ignore, and ignores the other keys of Agent Skills and Claude Code`
+		unknown = `, ignored: warden reads name, description, paths, ignore and metadata's key warden (the other keys of Agent Skills and Claude Code are ignored without a warning)`
 	)
 	tests := []struct {
 		name string
@@ -217,10 +217,8 @@ func TestParseProblems(t *testing.T) {
 				{f, 13, `paths[8]: glob "!/x" must be relative to the repository root, without a leading / or ./`},
 				{f, 14, `paths[9]: invalid glob "!{a"`},
 			}},
-		{"unknown key", "", "---\nname: x\ndescription: d\nseverity: high\n---\nBody\n",
-			Problems{{f, 4, `unknown key "severity": ` + unknown}}},
-		{"key in capitals", "", "---\nName: x\nname: x\ndescription: d\n---\nBody\n",
-			Problems{{f, 2, `unknown key "Name": ` + unknown}}},
+		{"key in capitals alone", "", "---\nName: x\ndescription: d\n---\nBody\n",
+			Problems{{f, 1, noName}, {f, 2, `unknown key "Name"` + unknown}}},
 		{"duplicate key", "", "---\nname: x\ndescription: d\nname: y\n---\nBody\n",
 			Problems{{f, 4, `duplicate key "name" (first on line 2)`}}},
 		{"complex key", "", "---\nname: x\ndescription: d\n? [a]\n: b\n---\nBody\n",
@@ -235,14 +233,14 @@ func TestParseProblems(t *testing.T) {
 		{"too large", "", "---\nname: x\ndescription: d\n---\n" + strings.Repeat("a", maxFileSize),
 			Problems{{f, 0, "file is larger than 262144 bytes, too large for a skill"}}},
 		{"crlf keeps line numbers", "", "---\r\nname: x\r\ndescription: d\r\nfoo: 1\r\n---\r\n",
-			Problems{{f, 4, `unknown key "foo": ` + unknown}, {f, 5, noBody}}},
+			Problems{{f, 4, `unknown key "foo"` + unknown}, {f, 5, noBody}}},
 		{"lone cr keeps line numbers", "", "---\rname: x\rdescription: d\rfoo: 1\r---\r",
-			Problems{{f, 4, `unknown key "foo": ` + unknown}, {f, 5, noBody}}},
+			Problems{{f, 4, `unknown key "foo"` + unknown}, {f, 5, noBody}}},
 		{"at most 50 problems", "", "---\nname: x\ndescription: d\n" + strings.Repeat("k: v\n", 100) + "---\nBody\n",
 			append(func() Problems {
 				var ps Problems
 				for i := range 49 {
-					msg := `unknown key "k": ` + unknown
+					msg := `unknown key "k"` + unknown
 					if i > 0 {
 						msg = `duplicate key "k" (first on line 4)`
 					}
@@ -253,11 +251,11 @@ func TestParseProblems(t *testing.T) {
 		{"every problem in line order", "Many_Problems/SKILL.md", "---\nbar: 1\nname: Many_Problems\npaths: 3\nignore: [\"[\"]\nfoo: 2\n---\n",
 			Problems{
 				{"Many_Problems/SKILL.md", 1, noDesc},
-				{"Many_Problems/SKILL.md", 2, `unknown key "bar": ` + unknown},
+				{"Many_Problems/SKILL.md", 2, `unknown key "bar"` + unknown},
 				{"Many_Problems/SKILL.md", 3, `name "Many_Problems" must be lower-case letters, digits and single hyphens between them (like code-review)`},
 				{"Many_Problems/SKILL.md", 4, `paths must be a list of globs (like paths: ["**/*.go"]), not the number 3`},
 				{"Many_Problems/SKILL.md", 5, `ignore[0]: invalid glob "["`},
-				{"Many_Problems/SKILL.md", 6, `unknown key "foo": ` + unknown},
+				{"Many_Problems/SKILL.md", 6, `unknown key "foo"` + unknown},
 				{"Many_Problems/SKILL.md", 7, noBody},
 			}},
 	}
@@ -288,6 +286,46 @@ func TestParseNilErrorIsUntypedNil(t *testing.T) {
 	_, err := Parse("a.md", []byte("---\nname: a\ndescription: d\n---\nBody\n"))
 	if err != nil {
 		t.Fatalf("Parse(valid) error = %#v, want nil", err)
+	}
+}
+
+// TestParseWarnings: a key warden does not know, and a metadata.warden it
+// cannot read, are warnings naming the file, the line and the key; the
+// skill still loads.
+func TestParseWarnings(t *testing.T) {
+	t.Parallel()
+	const f = ".warden/skills/x/SKILL.md"
+	const unknown = `, ignored: warden reads name, description, paths, ignore and metadata's key warden (the other keys of Agent Skills and Claude Code are ignored without a warning)`
+	tests := []struct {
+		name       string
+		data       string
+		want       Problems
+		wantReview bool
+	}{
+		{"unknown key", "---\nname: x\ndescription: d\nseverity: high\n---\nBody\n", Problems{{f, 4, `unknown key "severity"` + unknown}}, false},
+		{"key in capitals", "---\nName: x\nname: x\ndescription: d\n---\nBody\n", Problems{{f, 2, `unknown key "Name"` + unknown}}, false},
+		{"two, in line order", "---\nzz: 1\nname: x\ndescription: d\naa: 2\n---\nBody\n",
+			Problems{{f, 2, `unknown key "zz"` + unknown}, {f, 5, `unknown key "aa"` + unknown}}, false},
+		{"tolerated keys are silent", "---\nname: x\ndescription: d\nlicense: MIT\nallowed-tools: Read\nmodel: sonnet\n---\nBody\n", nil, false},
+		{"review declared", "---\nname: x\ndescription: d\nmetadata:\n  warden: review\n---\nBody\n", nil, true},
+		{"metadata.warden not review", "---\nname: x\ndescription: d\nmetadata:\n  warden: [review]\n---\nBody\n",
+			Problems{{f, 5, `metadata.warden is a list, ignored: "review" is the one value warden reads (it makes the skill a review skill)`}}, false},
+		{"metadata of other tools", "---\nname: x\ndescription: d\nmetadata:\n  author: me\n  version: \"2\"\n---\nBody\n", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Parse(f, []byte(tt.data))
+			if err != nil {
+				t.Fatalf("Parse(%q) error: %v", tt.data, err)
+			}
+			if diff := cmp.Diff(tt.want, got.Warnings); diff != "" {
+				t.Errorf("Parse(%q) warnings mismatch (-want +got):\n%s", tt.data, diff)
+			}
+			if got.Review != tt.wantReview {
+				t.Errorf("Parse(%q).Review = %v, want %v", tt.data, got.Review, tt.wantReview)
+			}
+		})
 	}
 }
 

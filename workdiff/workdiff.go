@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/internal/gitrepo"
@@ -46,6 +47,12 @@ type Options struct {
 type Change struct {
 	Files  []*hunks.File
 	Source func(path string) ([]byte, error)
+	// Against is the revision the change is made against, whose tree is
+	// trusted for the repository's instructions (the change's own text
+	// never is): HEAD for the uncommitted changes and for a --diff inside
+	// a repository, the merge base for --base; "" outside a repository or
+	// before its first commit. Why says why it is "".
+	Against, Why string
 }
 
 // Read gets the change the options name: a diff file or standard input
@@ -61,9 +68,10 @@ type Change struct {
 func Read(ctx context.Context, o Options) (*Change, error) {
 	root := cmp.Or(o.Root, o.Dir)
 	var (
-		files []*hunks.File
-		read  func(string) ([]byte, error)
-		err   error
+		files        []*hunks.File
+		read         func(string) ([]byte, error)
+		err          error
+		against, why = "HEAD", ""
 	)
 	switch {
 	case o.Diff != "":
@@ -71,10 +79,18 @@ func Read(ctx context.Context, o Options) (*Change, error) {
 			return nil, err
 		}
 		read = worktreeReader(root)
+		if err := checkRepo(ctx, o.Dir, root); err != nil {
+			against, why = "", "the diff is not read inside a git repository with a commit, whose HEAD would be trusted"
+		}
 	case o.Base != "":
 		if err := checkRepo(ctx, o.Dir, root); err != nil {
 			return nil, err
 		}
+		mb, err := gitrepo.Output(ctx, root, "merge-base", o.Base, "HEAD")
+		if err != nil {
+			return nil, fmt.Errorf("--base %s: %v", o.Base, err)
+		}
+		against = strings.TrimSpace(string(mb))
 		diff, err := gitrepo.RangeDiff(ctx, root, o.Base, "HEAD")
 		if err != nil {
 			return nil, fmt.Errorf("--base %s: %v", o.Base, err)
@@ -98,7 +114,30 @@ func Read(ctx context.Context, o Options) (*Change, error) {
 		}
 		read = worktreeReader(root)
 	}
-	return &Change{Files: files, Source: hunks.VerifiedSource(files, read)}, nil
+	return &Change{Files: files, Source: hunks.VerifiedSource(files, read), Against: against, Why: why}, nil
+}
+
+// TrustedTree opens the tree of c.Against in the repository at root, for
+// the repository's instructions, and names it ("HEAD (3b15d29)", "the
+// merge base 3b15d29"); without one, it returns nil and says why. The
+// caller closes the tree.
+func (c *Change) TrustedTree(ctx context.Context, root string) (tree *gitrepo.Tree, from, why string) {
+	if c.Against == "" {
+		return nil, "", cmp.Or(c.Why, "no revision to read them from")
+	}
+	sha, err := gitrepo.Output(ctx, root, "rev-parse", "--verify", "--quiet", c.Against+"^{commit}")
+	if err != nil {
+		return nil, "", fmt.Sprintf("%s cannot be read: %v", c.Against, err)
+	}
+	short := gitrepo.Short(strings.TrimSpace(string(sha)))
+	from = "the merge base " + short
+	if c.Against == "HEAD" {
+		from = "HEAD (" + short + ")"
+	}
+	if tree, err = gitrepo.OpenTree(ctx, root, c.Against); err != nil {
+		return nil, "", fmt.Sprintf("%s cannot be read: %v", from, err)
+	}
+	return tree, from, ""
 }
 
 // readDiff parses the diff o.Diff names: a file, or standard input (-),

@@ -79,7 +79,8 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			}
 			job, err := planReview(e, cfg, &change{files: r.Change.Files, source: r.Change.Source, ignored: r.Change.Ignored}, config.ReviewSettings{
 				Thresholds: r.Thresholds, SkillNames: r.SkillNames, Skills: r.Skills, Change: r.Info,
-				Cache: r.Cache, Narrow: r.Narrow, Untrusted: r.Untrusted,
+				Cache: r.Cache, Narrow: r.Narrow, Untrusted: r.Untrusted, Instructions: r.Instructions,
+				InstructionsFrom: r.InstructionsFrom, InstructionsNotRead: r.InstructionsNotRead,
 			}, false)
 			if err != nil {
 				return nil, err

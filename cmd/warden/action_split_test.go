@@ -206,6 +206,16 @@ func TestActionReportRejectsForgedReports(t *testing.T) {
 			}
 			doc["findings"] = many
 		}, mention: "more than 10000"},
+		{name: "long skipped skill message", report: func(_ *actionHarness, doc map[string]any) {
+			doc["skipped_skills"] = []any{map[string]any{"skill": "x", "file": "x.md", "reason": "broken", "message": strings.Repeat("x", 20000)}}
+		}, mention: "skipped_skills[0]: text longer than warden writes"},
+		{name: "too many instruction sources", report: func(_ *actionHarness, doc map[string]any) {
+			many := make([]any, 10001)
+			for i := range many {
+				many[i] = map[string]any{"source": "AGENTS.md", "applies_to": "every file", "chars": 1, "items": 1}
+			}
+			doc["instructions"] = map[string]any{"mode": "auto", "max_chars": 6000, "sources": many}
+		}, mention: "instructions: more than 10000 sources"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -518,7 +518,7 @@ func TestBadInput(t *testing.T) {
 		{"malformed toml", dir, "", []string{"review", "--diff", diff, "--dry-run", "--config", write("bad.toml", "[review\nbudget = 1\n")}, []string{"bad.toml:1"}},
 		{"unknown key", dir, "", []string{"review", "--diff", diff, "--dry-run", "--config", write("w.toml", "version = 1\n[review]\nbugdet = \"1m\"\n")}, []string{"w.toml:3", "review.bugdet", "unknown key"}},
 		{"missing config", dir, "", []string{"review", "--diff", diff, "--dry-run", "--config", "missing.toml"}, []string{"missing.toml", "no such file"}},
-		{"skill without frontmatter", badSkillRepo, "", []string{"review", "--diff", diff, "--dry-run"}, []string{"mine.md:1", "frontmatter"}},
+		{"skill without frontmatter, asked for", badSkillRepo, "", []string{"review", "--diff", diff, "--dry-run", "--skill", "mine"}, []string{"mine.md:1", "frontmatter"}},
 		{"unknown skill", dir, "", []string{"review", "--diff", diff, "--dry-run", "--skill", "nope"}, []string{"nope"}},
 		{"unknown format", dir, "", []string{"review", "--diff", diff, "--format", "xml"}, []string{"xml"}},
 		{"unknown flag", dir, "", []string{"review", "--frobnicate"}, []string{"frobnicate"}},

@@ -21,12 +21,14 @@ func runReview(ctx context.Context, e *env, o *cli.Review) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	ch, err := readChange(ctx, e, o)
+	ch, err := readChange(ctx, e, o, cfg.Setup().Instructions.Mode != review.InstructionsOff)
 	if err != nil {
 		return exitUsage, err
 	}
-	job, err := planReview(e, cfg, ch, config.ReviewSettings{Thresholds: o.FailOn, SkillNames: o.Skills, DryRun: o.DryRun,
-		Cache: config.LocalResultsCache(e.getenv)}, o.Verbose)
+	s := ch.trusted // the instructions' tree, read while planning
+	s.Thresholds, s.SkillNames, s.DryRun, s.Cache = o.FailOn, o.Skills, o.DryRun, config.LocalResultsCache(e.getenv)
+	job, err := planReview(e, cfg, ch, s, o.Verbose)
+	ch.close()
 	if err != nil {
 		return exitUsage, err
 	}

@@ -77,11 +77,11 @@ func (e *env) logger(verbose bool) *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// warnUnloaded says which skill files were not loaded (the review goes on
-// without them).
+// warnUnloaded says which skill files were skipped, and what is odd in the
+// skills that run (the review goes on; its report lists them too).
 func (e *env) warnUnloaded(problems skills.Problems) {
 	for _, p := range problems {
-		fmt.Fprintf(e.stderr, "warden: warning: skill not used, not loaded: %s\n", oneLine(p.Error()))
+		fmt.Fprintf(e.stderr, "warden: warning: %s\n", oneLine(p.Error()))
 	}
 }
 

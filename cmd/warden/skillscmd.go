@@ -1,15 +1,16 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"text/tabwriter"
+	"path/filepath"
 
 	"github.com/org/warden/cli"
 	"github.com/org/warden/skills"
 )
 
-// runSkills is `warden skills list|validate [DIR]`.
+// runSkills is `warden skills list|validate [DIR]`: the review skills that
+// run, what discovery skipped and why, and the warnings, as a review sees
+// them (list); validate exits 2 when a skill file is broken.
 func runSkills(e *env, o *cli.Skills) error {
 	sub, arg := o.Sub, o.Dir
 	dir := e.root
@@ -19,32 +20,16 @@ func runSkills(e *env, o *cli.Skills) error {
 			return usagef("skills %s: %s is not a directory", sub, arg)
 		}
 	}
-	switch sub {
-	case "list":
-		repo, problems := skills.Discover(os.DirFS(dir))
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tSOURCE\tDESCRIPTION")
-		for _, s := range skills.Catalog(repo) {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Source, oneLine(s.Description))
-		}
-		tw.Flush()
-		if len(problems) > 0 {
-			for _, p := range problems {
-				fmt.Fprintln(e.stderr, p.Error())
-			}
-			return usagef("%d problem(s) in skill files", len(problems))
-		}
-		return nil
-	case "validate":
-		found, problems := skills.Validate(os.DirFS(dir))
-		for _, p := range problems {
-			fmt.Fprintln(e.stderr, p.Error())
-		}
-		if len(problems) > 0 {
-			return usagef("%d problem(s) in skill files under %s", len(problems), dir)
-		}
-		fmt.Fprintf(e.stdout, "%d skill(s) valid\n", len(found))
-		return nil
+	if sub == "list" {
+		return skills.WriteList(e.stdout, e.stderr, skills.Discover(os.DirFS(dir)))
+	}
+	// Where DIR is in the repository decides the rule of an agent's folder.
+	rel, err := filepath.Rel(e.root, dir)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		rel = ""
+	}
+	if n := skills.WriteValidation(e.stdout, e.stderr, skills.Validate(os.DirFS(dir), filepath.ToSlash(rel))); n > 0 {
+		return usagef("%d skill file(s) under %s cannot run", n, dir)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/org/warden/execution"
@@ -134,8 +135,11 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	selected := map[string]bool{}
 	var unselected []string
 	var on []*skills.Skill
-	for ci := range hp.Chunks {
-		c := &hp.Chunks[ci]
+	// The plan's own chunks: redacting them must not write to hp, which
+	// the caller (and other plans of it) may still read.
+	chunks := slices.Clone(hp.Chunks)
+	for ci := range chunks {
+		c := &chunks[ci]
 		g.chunk(c) // before any request carries it
 		on = on[:0]
 		for si, sk := range opts.Skills {

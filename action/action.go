@@ -34,6 +34,10 @@ type Services struct {
 	// runner's temporary directory (RUNNER_TEMP), "" for the system's.
 	Workspace  string
 	RunnerTemp string
+	// Git is where the checkout fetches what it lacks (the base revision,
+	// history down to the merge base): its origin, with the github-token
+	// for the GitHub server's URLs (GITHUB_SERVER_URL).
+	Git gitrepo.Remote
 	// Owner and Repo name the repository (GITHUB_REPOSITORY).
 	Owner, Repo string
 	Version     string
@@ -201,7 +205,7 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 	if a.in.TrustedAuthorsOnly && !authorTrusted(pr) && !opts.command {
 		return a.untrustedAuthor(ctx, pub, pr)
 	}
-	ch, err := readChange(ctx, a.svc.Workspace, pr, a.svc.GitHub, a.svc.Stderr)
+	ch, err := readChange(ctx, a.svc.Workspace, a.svc.Git, pr, a.svc.GitHub, a.svc.Stderr)
 	if err != nil {
 		return fail(err)
 	}

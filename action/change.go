@@ -3,8 +3,10 @@ package action
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/org/warden/hunks"
@@ -28,9 +30,9 @@ type Change struct {
 // workspace when there is one (merge-base of base and head to head,
 // fetching what is missing, so GitHub's diff size limits do not apply), or
 // else from the paginated files API.
-func readChange(ctx context.Context, dir string, pr *PullRequest, client *ghreport.Client, log io.Writer) (*Change, error) {
+func readChange(ctx context.Context, dir string, remote gitrepo.Remote, pr *PullRequest, client *ghreport.Client, log io.Writer) (*Change, error) {
 	if gitrepo.IsRepo(ctx, dir) {
-		ch, err := checkoutChange(ctx, dir, pr)
+		ch, err := checkoutChange(ctx, dir, remote, pr, log)
 		if err == nil {
 			return ch, nil
 		}
@@ -61,34 +63,14 @@ func readChange(ctx context.Context, dir string, pr *PullRequest, client *ghrepo
 	return &Change{Files: parsed, Ignored: ignored}, nil
 }
 
-// checkoutChange diffs the pull request in a local checkout.
-func checkoutChange(ctx context.Context, dir string, pr *PullRequest) (*Change, error) {
-	for _, sha := range []string{pr.BaseSHA, pr.HeadSHA} {
-		if gitrepo.HasCommit(ctx, dir, sha) {
-			continue
-		}
-		if _, err := gitrepo.Output(ctx, dir, "fetch", "--no-tags", "--quiet", "origin", sha); err != nil {
-			if sha != pr.HeadSHA {
-				return nil, err
-			}
-			// A fork's head is reachable through the pull request's ref.
-			if _, err := gitrepo.Output(ctx, dir, "fetch", "--no-tags", "--quiet", "origin", fmt.Sprintf("refs/pull/%d/head", pr.Number)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	mb, err := gitrepo.Output(ctx, dir, "merge-base", pr.BaseSHA, pr.HeadSHA)
+// checkoutChange diffs the pull request in a local checkout, fetching what
+// it lacks (fetchHistory).
+func checkoutChange(ctx context.Context, dir string, remote gitrepo.Remote, pr *PullRequest, log io.Writer) (*Change, error) {
+	mb, err := fetchHistory(ctx, dir, remote, pr, log)
 	if err != nil {
-		if shallow, _ := gitrepo.Output(ctx, dir, "rev-parse", "--is-shallow-repository"); strings.TrimSpace(string(shallow)) == "true" {
-			if _, ferr := gitrepo.Output(ctx, dir, "fetch", "--no-tags", "--quiet", "--unshallow", "origin"); ferr == nil {
-				mb, err = gitrepo.Output(ctx, dir, "merge-base", pr.BaseSHA, pr.HeadSHA)
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
-	diff, err := gitrepo.Output(ctx, dir, append(gitrepo.DiffArgs, strings.TrimSpace(string(mb)), pr.HeadSHA, "--")...)
+	diff, err := gitrepo.Output(ctx, dir, append(gitrepo.DiffArgs, mb, pr.HeadSHA, "--")...)
 	if err != nil {
 		return nil, err
 	}
@@ -98,4 +80,81 @@ func checkoutChange(ctx context.Context, dir string, pr *PullRequest) (*Change, 
 	}
 	read := func(path string) ([]byte, error) { return gitrepo.Output(ctx, dir, "show", pr.HeadSHA+":"+path) }
 	return &Change{Files: files, Source: hunks.VerifiedSource(files, read)}, nil
+}
+
+// Shallow history is fetched in steps: the pull request's two tips with
+// firstDepth commits each, then deeper by deepenSteps until their merge
+// base is in the checkout, and only then the whole history. A pull
+// request that left its base a few commits ago costs a few commits, not
+// the repository's history (a shallow checkout is actions/checkout's
+// default, fetch-depth: 1).
+var (
+	firstDepth  = 50
+	deepenSteps = []int{50, 200, 800, 3200}
+)
+
+// fetchHistory makes sure the checkout at dir has the pull request's base
+// and head commits and their merge base, and returns the merge base. What
+// is missing is fetched from remote (with the token where the server is
+// GitHub's: a checkout with persist-credentials: false keeps none); in a
+// shallow checkout only as deep as needed (firstDepth, deepenSteps), with
+// a line in the log saying so. A fork's head is fetched through the pull
+// request's ref.
+func fetchHistory(ctx context.Context, dir string, remote gitrepo.Remote, pr *PullRequest, log io.Writer) (string, error) {
+	shallow := gitrepo.IsShallow(ctx, dir)
+	var depth []string
+	if shallow {
+		depth = []string{"--depth=" + strconv.Itoa(firstDepth)}
+	}
+	fetched := 0
+	for _, sha := range []string{pr.BaseSHA, pr.HeadSHA} {
+		if gitrepo.HasCommit(ctx, dir, sha) {
+			continue
+		}
+		err := remote.Fetch(ctx, dir, depth, sha)
+		if err != nil && sha == pr.HeadSHA {
+			err = remote.Fetch(ctx, dir, depth, fmt.Sprintf("refs/pull/%d/head", pr.Number))
+		}
+		if err != nil {
+			return "", err
+		}
+		fetched++
+	}
+	mb, err := gitrepo.MergeBase(ctx, dir, pr.BaseSHA, pr.HeadSHA)
+	deepened := 0
+	for _, n := range deepenSteps {
+		if !shallow || !errors.Is(err, gitrepo.ErrNoMergeBase) {
+			break
+		}
+		if ferr := remote.Fetch(ctx, dir, []string{"--deepen=" + strconv.Itoa(n)}, pr.BaseSHA, pr.HeadSHA); ferr != nil {
+			return "", ferr
+		}
+		deepened += n
+		mb, err = gitrepo.MergeBase(ctx, dir, pr.BaseSHA, pr.HeadSHA)
+	}
+	if shallow && errors.Is(err, gitrepo.ErrNoMergeBase) {
+		if ferr := remote.Fetch(ctx, dir, []string{"--unshallow"}); ferr != nil {
+			return "", ferr
+		}
+		deepened = -1
+		mb, err = gitrepo.MergeBase(ctx, dir, pr.BaseSHA, pr.HeadSHA)
+	}
+	if err != nil {
+		return "", err
+	}
+	if shallow && (fetched > 0 || deepened != 0) {
+		var what []string
+		if fetched > 0 {
+			what = append(what, fmt.Sprintf("%s (%d commits deep)", review.Plural(fetched, "the missing tip", "both tips"), firstDepth))
+		}
+		switch {
+		case deepened < 0:
+			what = append(what, "the whole history")
+		case deepened > 0:
+			what = append(what, fmt.Sprintf("history %d commits deeper", deepened))
+		}
+		fmt.Fprintf(log, "warden: the checkout is shallow: fetched %s to find where the pull request left its base (actions/checkout with fetch-depth: 0 makes this step unnecessary)\n",
+			strings.Join(what, ", then "))
+	}
+	return mb, nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/org/warden/internal/gitrepo"
 	ghreport "github.com/org/warden/report/github"
 	"github.com/org/warden/review"
 	"github.com/org/warden/secrets"
@@ -77,6 +78,7 @@ func (env Env) Connect(in *Inputs, dir string) (Services, Event, error) {
 	svc := Services{
 		GitHub: client, Workspace: cmp.Or(env.Getenv("GITHUB_WORKSPACE"), dir), RunnerTemp: env.Getenv("RUNNER_TEMP"),
 		Owner: owner, Repo: repo, ReadFile: env.ReadFile,
+		Git: gitrepo.NewRemote("origin", strings.TrimSuffix(cmp.Or(env.Getenv("GITHUB_SERVER_URL"), "https://github.com"), "/")+"/", token),
 	}
 	return svc, ev, nil
 }

@@ -70,7 +70,10 @@ func writeReportFile(workspace, runnerTemp, reportPath string, rep *review.Repor
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	return path, report.WriteFile(path, buf.Bytes())
+	if err := report.WriteFile(path, buf.Bytes()); err != nil {
+		return path, fmt.Errorf("%s: %w", cmp.Or(reportPath, path), err) // as the input names it
+	}
+	return path, nil
 }
 
 // Bounds on a report file that mode report reads. The file comes from a

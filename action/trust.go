@@ -77,7 +77,7 @@ func (a *runner) loadTrusted(ctx context.Context, pr *PullRequest) (*trusted, er
 	if err != nil {
 		return nil, err
 	}
-	tree, why := baseTree(ctx, a.svc.Workspace, pr)
+	tree, why := baseTree(ctx, a.svc.Workspace, a.svc.Git, pr)
 	if tree == nil {
 		return a.untrusted(configPath, named, onDisk, why)
 	}
@@ -189,14 +189,14 @@ func resolveConfigPath(workspace, configPath string) (named string, onDisk bool,
 // baseTree opens the base revision of pr in the checkout at dir, fetching
 // the commit when the checkout lacks it. It returns nil and why when there
 // is no such checkout.
-func baseTree(ctx context.Context, dir string, pr *PullRequest) (*gitrepo.Tree, string) {
+func baseTree(ctx context.Context, dir string, remote gitrepo.Remote, pr *PullRequest) (*gitrepo.Tree, string) {
 	if !gitrepo.IsRepo(ctx, dir) {
 		return nil, "the workspace is not a git checkout"
 	}
 	if !gitrepo.IsSHA(pr.BaseSHA) {
 		return nil, fmt.Sprintf("the event names no base commit (%q)", pr.BaseSHA)
 	}
-	if err := gitrepo.EnsureCommit(ctx, dir, pr.BaseSHA); err != nil {
+	if err := remote.EnsureCommit(ctx, dir, pr.BaseSHA); err != nil {
 		return nil, fmt.Sprintf("the checkout does not have the base commit %s and cannot fetch it: %v", gitrepo.Short(pr.BaseSHA), err)
 	}
 	tree, err := gitrepo.OpenTree(ctx, dir, pr.BaseSHA)

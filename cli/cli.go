@@ -1,7 +1,9 @@
 // Package cli is warden's command line grammar: the commands, their flags and
 // arguments read into typed options, the help texts, and the errors that say
-// where to read them. It is the one home of what `warden help`, `warden CMD
-// -h` and the guidance under a usage error say.
+// where to read them (with the nearest command or flag to a mistyped one),
+// and the version line (Build, from the build information cmd/warden
+// reads). It is the one home of what `warden help`, `warden CMD -h`,
+// `warden version` and the guidance under a usage error say.
 //
 // It parses and it writes help; it runs nothing and touches no process state
 // (no os, no environment, no files), so cmd/warden, the wiring, decides all
@@ -48,6 +50,9 @@ func (e *Error) Error() string {
 	if e.Command != "" && !strings.HasPrefix(msg, e.Command+":") && !strings.HasPrefix(msg, e.Command+" ") {
 		msg = e.Command + ": " + msg
 	}
+	if strings.HasSuffix(msg, "?") { // "...; did you mean X?"
+		return fmt.Sprintf("%s Run '%s' for usage", msg, help)
+	}
 	return fmt.Sprintf("%s. Run '%s' for usage", msg, help)
 }
 
@@ -74,13 +79,13 @@ func Parse(args []string, def string) (Invocation, error) {
 	if inv, done, err := helpOrVersion(args); done {
 		return inv, err
 	}
-	name := def
+	name, named := def, false
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
+		name, args, named = args[0], args[1:], true
 	}
 	c, ok := lookup(name)
 	if !ok {
-		return Invocation{}, &Error{Err: fmt.Errorf("unknown command %q", name)}
+		return Invocation{}, &Error{Err: unknownWord("command", name, commandNames())}
 	}
 	if wantsHelp(args) {
 		return Invocation{Command: name, Help: true}, nil
@@ -94,6 +99,9 @@ func Parse(args []string, def string) (Invocation, error) {
 		case errors.Is(err, flag.ErrHelp): // -help=true and kin, which wantsHelp does not spot
 			return Invocation{Command: name, Help: true}, nil
 		case err != nil:
+			if fe := flagError(c, named, args); fe != nil {
+				return Invocation{}, fe
+			}
 			return Invocation{}, &Error{Command: name, Err: err}
 		}
 	}
@@ -116,7 +124,7 @@ func helpOrVersion(args []string) (inv Invocation, done bool, err error) {
 			name = "help"
 		}
 		if _, ok := lookup(name); !ok {
-			return Invocation{}, true, &Error{Err: fmt.Errorf("help: unknown command %q", args[1])}
+			return Invocation{}, true, &Error{Err: fmt.Errorf("help: %w", unknownWord("command", args[1], commandNames()))}
 		}
 		return Invocation{Command: name, Help: true}, true, nil
 	case "--version", "-version":

@@ -64,7 +64,7 @@ func TestParseErrors(t *testing.T) {
 		"help bogus":                   `help: unknown command "bogus". Run 'warden help' for usage`,
 		"review extra":                 `review: unexpected argument "extra". Run 'warden help review' for usage`,
 		"review --diff a --base b":     `review: --diff and --base cannot be used together. Run 'warden help review' for usage`,
-		"review --nope":                `review: flag provided but not defined: -nope. Run 'warden help review' for usage`,
+		"review --nope":                `review: unknown flag --nope. Run 'warden help review' for usage`,
 		"review --fail-on bad":         `review: invalid value "bad" for flag -fail-on: unknown severity "bad" (want off, critical, high, medium, low or info). Run 'warden help review' for usage`,
 		"probe --format xml":           `probe: unknown format "xml" (want text or json). Run 'warden help probe' for usage`,
 		"eval":                         `eval: no corpus: name one or more case directories, or directories of cases. Run 'warden help eval' for usage`,
@@ -127,7 +127,7 @@ func TestHelpFromTheFlagDefinitions(t *testing.T) {
 		var b strings.Builder
 		WriteHelp(&b, c.Name, "v1")
 		h := b.String()
-		if !strings.HasPrefix(h, "warden "+c.Name+": "+c.Summary+"\n\nUsage:\n  warden "+c.Usage+"\n") || !strings.Contains(h, "\nExamples:\n  warden ") {
+		if !strings.HasPrefix(h, "warden "+c.Name+": "+c.Summary+"\n\nUsage:\n  warden "+c.Usage+"\n") || !strings.Contains(h, "\nExamples:\n  ") {
 			t.Errorf("help %s:\n%s", c.Name, h)
 		}
 	}

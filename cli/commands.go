@@ -20,6 +20,12 @@ type Command struct {
 	parse func(fs *flag.FlagSet, args []string) (any, error)
 }
 
+// modelExample is the examples' model: the environment's route
+// (WARDEN_BASE_URL, WARDEN_MODEL) on a local Ollama, which needs no key.
+// The examples are a shell session, run in order: an export serves the
+// lines after it (a test runs every example of every help so).
+const modelExample = "export WARDEN_BASE_URL=http://localhost:11434/v1 WARDEN_MODEL=qwen2.5-coder"
+
 // Commands are warden's subcommands, in the order `warden help` lists them.
 var Commands = []Command{
 	{
@@ -32,8 +38,9 @@ var Commands = []Command{
 			"Exit codes: 0 complete and nothing at or above --fail-on; 1 a finding at or above --fail-on;\n" +
 			"2 bad input or configuration (nothing was sent); 3 partial or provider-unavailable; 130 interrupted.",
 		Examples: []string{
-			"warden review --dry-run                       # the plan, no model called, no key needed",
-			"WARDEN_API_KEY=... warden review --base main  # what a pull request from this branch into main shows",
+			"warden review --dry-run                # the plan: no model called, no key needed",
+			modelExample + "  # a model for the lines below: a local Ollama",
+			"warden review --base main              # what a pull request from this branch into main shows",
 			"git diff HEAD~3 | warden review --diff - --format markdown --output review.md",
 			"warden review --skill security-review --fail-on medium -v",
 		},
@@ -41,9 +48,13 @@ var Commands = []Command{
 	},
 	{
 		Name: "probe", Summary: "health-check every configured route with one tiny real request each; exits 1 if one is unhealthy",
-		Usage:    "probe [--config FILE] [--format text|json] [--force]",
-		Examples: []string{"warden probe", "warden probe --format json | jq '.routes[] | select(.healthy | not)'"},
-		parse:    parseProbe,
+		Usage: "probe [--config FILE] [--format text|json] [--force]",
+		Examples: []string{
+			modelExample + "  # a route (or [[routes]] in warden.toml) for the lines below",
+			"warden probe",
+			"warden probe --force --format json | jq '.routes[] | select(.healthy | not)'   # within the hour: --force",
+		},
+		parse: parseProbe,
 	},
 	{
 		Name: "eval", Summary: "score skills on each route over a corpus of cases with known findings; record and replay the answers",
@@ -51,8 +62,9 @@ var Commands = []Command{
 		Details: "A case is a directory with case.toml (known findings, clean regions), change.diff and files/ (see the README).\n" +
 			"Exit codes: 0 scored; 1 a regression against --baseline; 2 bad input; 3 some items got no answer.",
 		Examples: []string{
-			"warden eval --record eval/rec --format json --output base.json eval/cases   # against your model",
-			"warden eval --replay eval/rec --baseline base.json eval/cases               # in CI, no model called",
+			modelExample + "  # the model to score, for the lines below",
+			"warden eval --record eval/rec --format json --output base.json eval/cases   # record its answers",
+			"warden eval --replay eval/rec --baseline base.json eval/cases               # in CI: no model called",
 		},
 		parse: parseEval,
 	},
@@ -71,7 +83,7 @@ var Commands = []Command{
 		Name: "action", Summary: "the GitHub Action entry point (the default when GITHUB_ACTIONS=true)",
 		Usage:    "action [--mode full|analyze|report] [--report-path FILE]",
 		Details:  "It reads its settings from the Action's inputs (INPUT_*) and the GITHUB_* variables; see action.yml.",
-		Examples: []string{"warden action --mode analyze --report-path \"$RUNNER_TEMP/warden-report.json\""},
+		Examples: []string{"warden action --mode analyze --report-path \"$RUNNER_TEMP/warden-report.json\"   # in a workflow's step"},
 		parse:    parseAction,
 	},
 	{
@@ -93,6 +105,15 @@ func lookup(name string) (Command, bool) {
 		}
 	}
 	return Command{}, false
+}
+
+// commandNames are the commands' names, in the order of Commands.
+func commandNames() []string {
+	names := make([]string, len(Commands))
+	for i, c := range Commands {
+		names[i] = c.Name
+	}
+	return names
 }
 
 // WriteHelp is `warden help` (name "": the command list) and `warden help
@@ -125,10 +146,9 @@ func (c Command) flagList() string {
 		return ""
 	}
 	var b strings.Builder
-	fs := flag.NewFlagSet("warden "+c.Name, flag.ContinueOnError)
+	fs := c.flagSet()
 	fs.SetOutput(&b)
-	fs.Usage = fs.PrintDefaults
-	_, _ = c.parse(fs, []string{"-h"}) // flag.ErrHelp, after the flags are defined
+	fs.PrintDefaults()
 	return b.String()
 }
 
@@ -139,6 +159,6 @@ func writeList(w io.Writer, version string) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.Name, c.Summary)
 	}
 	fmt.Fprint(w, "\nFlags:\n  -C DIR        run as if started in DIR\n  -h, --help    print this help\n  --version     print the version\n\n")
-	fmt.Fprint(w, "Examples:\n  warden review --dry-run\n  WARDEN_API_KEY=... warden review --base main\n\n")
+	fmt.Fprintf(w, "Examples:\n  warden review --dry-run\n  %s  # a model for the line below\n  warden review --base main\n\n", modelExample)
 	fmt.Fprint(w, "Run 'warden help COMMAND' (or 'warden COMMAND -h') for a command's flags, defaults and examples.\n")
 }

@@ -130,7 +130,10 @@ func parseSkills(fs *flag.FlagSet, args []string) (any, error) {
 		return nil, errors.New("want a subcommand: list or validate")
 	}
 	o := &Skills{Sub: args[0]}
-	if o.Sub != "list" && o.Sub != "validate" {
+	if subs := []string{"list", "validate"}; !slices.Contains(subs, o.Sub) {
+		if len(suggest(o.Sub, subs)) > 0 {
+			return nil, unknownWord("subcommand", o.Sub, subs)
+		}
 		return nil, fmt.Errorf("unknown subcommand %q (want list or validate)", o.Sub)
 	}
 	if err := fs.Parse(args[1:]); err != nil {

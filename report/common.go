@@ -554,13 +554,45 @@ func tokensPair(rt review.RouteStats) string {
 	return review.Count(rt.PromptTokens) + "/" + review.Count(rt.CompletionTokens)
 }
 
-// routeCost is a route's cost, or "-" for a route without a price (a
-// zero cost there means unknown, not free).
+// unknownCost is how every sink shows a cost it cannot know (tokens spent
+// on a route without a price): unknown, never "$0.0000", which reads as
+// free. The JSON report keeps its numbers (cost_usd 0, routes[].priced
+// false).
+const unknownCost = "–"
+
+// routeCost is a route's cost, or unknownCost for a route without a price
+// (a zero cost there means unknown, not free).
 func routeCost(rt review.RouteStats) string {
 	if !rt.Priced && rt.CostUSD == 0 {
-		return "-"
+		return unknownCost
 	}
 	return fmtCost(rt.CostUSD)
+}
+
+// usageCost is the review's cost: dollars when every route that spent
+// tokens has a price; unknownCost when none has; a lower bound naming the
+// unpriced routes (each through name, the sink's own neutralising) when
+// some have.
+func usageCost(r *review.Report, name func(string) string) string {
+	var priced bool
+	var unpriced []string
+	for _, rt := range r.Routes {
+		switch {
+		case rt.PromptTokens+rt.CompletionTokens == 0:
+		case rt.Priced || rt.CostUSD > 0:
+			priced = true
+		default:
+			unpriced = append(unpriced, name(rt.Name))
+		}
+	}
+	switch {
+	case len(unpriced) == 0 && (priced || r.Usage.CostUSD > 0 || r.Usage.PromptTokens+r.Usage.CompletionTokens == 0):
+		return fmtCost(r.Usage.CostUSD)
+	case len(unpriced) == 0, !priced:
+		return unknownCost + " (no price configured)"
+	}
+	return fmt.Sprintf("at least %s (no price configured for %s %s)", fmtCost(r.Usage.CostUSD),
+		review.Plural(len(unpriced), "route", "routes"), strings.Join(unpriced, ", "))
 }
 
 // modelCalled reports whether the review called a model: a route has

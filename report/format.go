@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/org/warden/review"
 )
@@ -126,25 +128,59 @@ func Write(w io.Writer, r *review.Report, f Format, opts Options) error {
 func OneLine(s string) string { return review.OneLine(sanitize(s, true)) }
 
 // WriteFile writes data to path whole or not at all: into a temporary file
-// beside it, renamed over it. An error names no path: the caller does.
+// beside it, renamed over it. An error names no path, the temporary file's
+// least of all: it says what is wrong with path ("is a directory, not a
+// file", "its directory does not exist"), and the caller names path.
 func WriteFile(path string, data []byte) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return errIsDirectory
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".warden-report-*")
 	if err != nil {
-		return err
+		return writeProblem(err, "")
 	}
 	defer os.Remove(tmp.Name())
 	// CreateTemp makes the file 0600; a report is for whoever reads the
 	// workspace (an artifact upload, a later step), like any written file.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
+	err = tmp.Chmod(0o644)
+	if err == nil {
+		_, err = tmp.Write(data)
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	if err != nil {
+		return writeProblem(err, "")
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return writeProblem(err, "replacing it: ")
+	}
+	return nil
+}
+
+var errIsDirectory = errors.New("is a directory, not a file")
+
+// writeProblem says what an error of writing a file beside path means for
+// path, without the paths the system error carries (one of them is the
+// temporary file's).
+func writeProblem(err error, prefix string) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("its directory does not exist")
+	case errors.Is(err, syscall.ENOTDIR):
+		return errors.New("a parent is a file, not a directory")
+	case errors.Is(err, syscall.EISDIR):
+		return errIsDirectory
+	case errors.Is(err, fs.ErrPermission):
+		return errors.New("permission denied: cannot create a file in its directory")
+	}
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return fmt.Errorf("%s%w", prefix, err)
 }

@@ -436,7 +436,7 @@ func mdBudget(r *review.Report) string {
 	u := r.Usage
 	fmt.Fprintf(&b, "- **Tokens:** %s prompt, %s completion, %s cached\n",
 		review.Count(u.PromptTokens), review.Count(u.CompletionTokens), review.Count(u.CachedTokens))
-	fmt.Fprintf(&b, "- **Cost:** %s\n\n", fmtCost(u.CostUSD))
+	fmt.Fprintf(&b, "- **Cost:** %s\n\n", usageCost(r, mdCell))
 	return b.String()
 }
 

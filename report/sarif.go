@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -297,12 +296,27 @@ func sarifLocationOf(path string, start, end int) sarifLocation {
 	}}
 }
 
-// artifactURI is a repository-relative path as a relative URI reference:
-// percent-encoded, without a leading "./" or "/".
+// artifactURI is a repository-relative path as a relative URI reference,
+// without a leading "./" or "/": every byte but the unreserved characters
+// of RFC 3986 and "/" percent-encoded (SARIF 2.1.0 §3.10), so that the URI
+// decodes to the path byte for byte, whatever it holds (bytes that are not
+// UTF-8, newlines, bidi controls), and a colon cannot read as a scheme.
 func artifactURI(path string) string {
-	p := strings.TrimLeft(strings.TrimPrefix(sanitize(path, false), "./"), "/")
-	u := &url.URL{Path: p}
-	return u.EscapedPath()
+	const hex = "0123456789ABCDEF"
+	p := strings.TrimLeft(strings.TrimPrefix(path, "./"), "/")
+	var b strings.Builder
+	b.Grow(len(p))
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~', c == '/':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
 }
 
 // Fingerprint is a finding's stable identity across runs: the one review

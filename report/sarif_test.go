@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -268,6 +270,37 @@ func TestSARIFLevel(t *testing.T) {
 	for _, tt := range tests {
 		if got := LevelOf(tt.in).SARIF(); got != tt.want {
 			t.Errorf("LevelOf(%v).SARIF() = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestSARIFURINamesTheFile: a location's URI percent-encodes the path byte
+// for byte (SARIF 2.1.0 §3.10, RFC 3986): decoded, it is the path git
+// named, whatever bytes it holds: Latin-1 (not UTF-8), a newline, a tab,
+// bidi controls, URI delimiters, a colon that would read as a scheme.
+// Only unreserved characters and "/" are left as they are.
+func TestSARIFURINamesTheFile(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ path, uri string }{
+		{"caf\xe9.go", "caf%E9.go"},
+		{"dir/new\nline.go", "dir/new%0Aline.go"},
+		{"tab\there.go", "tab%09here.go"},
+		{"caf\u00e9/\u202eevil.go", "caf%C3%A9/%E2%80%AEevil.go"},
+		{"a b#c?d%e&f+g;h=i[j].go", "a%20b%23c%3Fd%25e%26f%2Bg%3Bh%3Di%5Bj%5D.go"},
+		{"c:/x.go", "c%3A/x.go"},
+		{"./src/a-b_c.d~e.go", "src/a-b_c.d~e.go"},
+		{"\x00\xff", "%00%FF"},
+	}
+	for _, c := range cases {
+		r := &review.Report{Outcome: review.OutcomeComplete, Findings: []review.Finding{
+			{Skill: "sec", Severity: review.SeverityHigh, Title: "A", Path: c.path, StartLine: 1, EndLine: 1}}}
+		got := *(*decodeSARIF(t, r).Runs[0].Results)[0].Locations[0].PhysicalLocation.ArtifactLocation.URI
+		if got != c.uri {
+			t.Errorf("the URI of %q = %q, want %q", c.path, got, c.uri)
+		}
+		want := strings.TrimPrefix(c.path, "./")
+		if dec, err := url.PathUnescape(got); err != nil || dec != want {
+			t.Errorf("the URI of %q decodes to %q (%v), not the path", c.path, dec, err)
 		}
 	}
 }

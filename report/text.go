@@ -327,8 +327,12 @@ func textUsage(buf *bytes.Buffer, r *review.Report) {
 	if u.CachedTokens > 0 {
 		cached = fmt.Sprintf(" (%s cached)", review.Count(u.CachedTokens))
 	}
+	cost := usageCost(r, cell)
+	if strings.HasPrefix(cost, unknownCost) {
+		cost = "cost " + cost
+	}
 	fmt.Fprintf(buf, "\nUsage: %s prompt tokens%s, %s completion tokens, %s\n",
-		review.Count(u.PromptTokens), cached, review.Count(u.CompletionTokens), fmtCost(u.CostUSD))
+		review.Count(u.PromptTokens), cached, review.Count(u.CompletionTokens), cost)
 }
 
 func textPlan(buf *bytes.Buffer, r *review.Report, p palette) {

@@ -114,8 +114,8 @@ type Item struct {
 	// changed lines" (hunks.Chunk.Why). Additive; omitted when empty.
 	Why                string     `json:"why,omitempty"`
 	Status             ItemStatus `json:"status"`
-	Reason             string     `json:"reason,omitempty"` // failure class or skip reason
-	Route              string     `json:"route,omitempty"`
+	Reason             string     `json:"reason"` // failure class or skip reason; "" when reviewed or planned (DESIGN.md §4)
+	Route              string     `json:"route"`  // the route that produced the result; "" when none did
 	TimeoutEffectiveMS int64      `json:"timeout_effective_ms"`
 	CostUSD            float64    `json:"cost_usd"`
 	Attempts           []Attempt  `json:"attempts"`

@@ -376,5 +376,7 @@ if [ -n "${GITHUB_PATH:-}" ]; then
 	printf '%s\n' "$bindir" >>"$GITHUB_PATH"
 fi
 emit_output path "$bin"
-emit_output version "${reported#warden }"
+# "warden 1.2.3 (commit ..., go1.26.8 linux/amd64)": the version is the second word.
+version=${reported#warden }
+emit_output version "${version%% *}"
 emit_output source "$source"

@@ -48,10 +48,21 @@ type Config struct {
 	ResourceAttributes map[string]string
 	// ServiceVersion is the resource's service.version (warden's version).
 	ServiceVersion string
+	// NoTraces and NoMetrics turn one signal off
+	// [OTEL_TRACES_EXPORTER=none, OTEL_METRICS_EXPORTER=none].
+	NoTraces, NoMetrics bool
+	// Sampler is one of Samplers; "" samples every review
+	// [OTEL_TRACES_SAMPLER]. SamplerRatio is the traceidratio samplers'
+	// ratio, 0 to 1 [OTEL_TRACES_SAMPLER_ARG].
+	Sampler      string
+	SamplerRatio float64
 	// Logger receives export errors that happen in the background; nil
 	// discards them. Shutdown returns the errors of the final flush.
 	Logger *slog.Logger
 }
+
+// Samplers are the OTEL_TRACES_SAMPLER values Start accepts.
+var Samplers = []string{"always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"}
 
 // ConfigError is a Config that cannot be used; Start returns it before
 // anything is sent. Its message names the setting and never holds a header
@@ -101,6 +112,12 @@ func (c Config) endpoints() (traces, metrics string, err error) {
 	}
 	traces = resolve("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", c.TracesEndpoint, "/v1/traces")
 	metrics = resolve("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", c.MetricsEndpoint, "/v1/metrics")
+	if c.NoTraces {
+		traces = ""
+	}
+	if c.NoMetrics {
+		metrics = ""
+	}
 	if err := errors.Join(errs...); err != nil {
 		return "", "", err
 	}

@@ -17,8 +17,13 @@
 // (cmd/warden) passes, and Publisher is the review.Publisher the wiring
 // lists. The OpenTelemetry
 // exporters underneath still honour the OTLP variables that Config does not
-// set (OTEL_EXPORTER_OTLP_TIMEOUT, _COMPRESSION, _CERTIFICATE and friends).
+// set (OTEL_EXPORTER_OTLP_TIMEOUT, _COMPRESSION, _CERTIFICATE and friends),
+// reading them from the process; FromEnv checks each of them first, so a
+// value they cannot use is an error naming the variable, and the SDK's own
+// logger writes through warden's slog logger (Start), never to standard
+// error by itself.
 //
-// It may import review and the OpenTelemetry modules; it must not import
-// execution, report, cmd, go-openai or go-github.
+// It may import review, the OpenTelemetry modules and go-logr (the SDK's
+// logger interface); it must not import execution, report, cmd, go-openai
+// or go-github.
 package telemetry

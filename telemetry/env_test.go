@@ -15,7 +15,7 @@ func TestFromEnv(t *testing.T) {
 		"OTEL_SERVICE_NAME":           "svc",
 		"OTEL_EXPORTER_OTLP_HEADERS":  "a=b",
 	}
-	cfg, err := FromEnv(func(k string) string { return vars[k] }, "1.2.3", nil)
+	cfg, err := FromEnv(func(k string) string { return vars[k] }, nil, "1.2.3", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestFromEnv(t *testing.T) {
 		t.Errorf("FromEnv = %+v", cfg)
 	}
 	vars["OTEL_RESOURCE_ATTRIBUTES"] = "novalue"
-	if _, err := FromEnv(func(k string) string { return vars[k] }, "", nil); err == nil || !strings.HasPrefix(err.Error(), "OTEL_RESOURCE_ATTRIBUTES: ") {
+	if _, err := FromEnv(func(k string) string { return vars[k] }, nil, "", nil); err == nil || !strings.HasPrefix(err.Error(), "OTEL_RESOURCE_ATTRIBUTES: ") {
 		t.Errorf("FromEnv(bad attributes) error = %v, want one naming OTEL_RESOURCE_ATTRIBUTES", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
@@ -63,8 +64,12 @@ func Start(ctx context.Context, cfg Config) (*Exporter, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		logger.Warn("telemetry export failed", "err", err)
+		logger.Warn("telemetry", "err", err)
 	}))
+	// The SDK's own log lines (its internal logger, by default one that
+	// prints to standard error) go through warden's logger too: with -v
+	// they are lines of its log, else nowhere.
+	otel.SetLogger(logr.FromSlogHandler(logger.Handler()))
 	res, err := newResource(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -84,7 +89,7 @@ func Start(ctx context.Context, cfg Config) (*Exporter, error) {
 		}
 		x.tp = sdktrace.NewTracerProvider(
 			sdktrace.WithResource(res),
-			sdktrace.WithSampler(sdktrace.AlwaysSample()),
+			sdktrace.WithSampler(cfg.sampler()),
 			// Record ends every span at once: block rather than drop
 			// when a large review fills the queue.
 			sdktrace.WithBatcher(sexp, sdktrace.WithBlocking()),
@@ -113,6 +118,24 @@ func Start(ctx context.Context, cfg Config) (*Exporter, error) {
 		}
 	}
 	return x, nil
+}
+
+// sampler is the trace sampler cfg names (OTEL_TRACES_SAMPLER): by
+// default every review is sampled.
+func (c Config) sampler() sdktrace.Sampler {
+	switch c.Sampler {
+	case "always_off":
+		return sdktrace.NeverSample()
+	case "traceidratio":
+		return sdktrace.TraceIDRatioBased(c.SamplerRatio)
+	case "parentbased_always_off":
+		return sdktrace.ParentBased(sdktrace.NeverSample())
+	case "parentbased_traceidratio":
+		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(c.SamplerRatio))
+	case "parentbased_always_on":
+		return sdktrace.ParentBased(sdktrace.AlwaysSample())
+	}
+	return sdktrace.AlwaysSample()
 }
 
 // newResource describes warden to the collector: service.name,

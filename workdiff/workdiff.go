@@ -86,14 +86,14 @@ func Read(ctx context.Context, o Options) (*Change, error) {
 		if err := checkRepo(ctx, o.Dir, root); err != nil {
 			return nil, err
 		}
-		mb, err := gitrepo.Output(ctx, root, "merge-base", o.Base, "HEAD")
+		mb, err := gitrepo.MergeBase(ctx, root, o.Base, "HEAD")
 		if err != nil {
-			return nil, fmt.Errorf("--base %s: %v", o.Base, err)
+			return nil, baseError(o.Base, err)
 		}
-		against = strings.TrimSpace(string(mb))
+		against = mb
 		diff, err := gitrepo.RangeDiff(ctx, root, o.Base, "HEAD")
 		if err != nil {
-			return nil, fmt.Errorf("--base %s: %v", o.Base, err)
+			return nil, baseError(o.Base, err)
 		}
 		if files, err = hunks.Parse(bytes.NewReader(diff)); err != nil {
 			return nil, fmt.Errorf("git diff %s...HEAD: %v", o.Base, err)
@@ -210,6 +210,47 @@ func spool(r io.Reader, limit int64) (*os.File, error) {
 		return nil, err
 	}
 	return tmp, nil
+}
+
+// baseError says why --base cannot be diffed and, when the history is
+// missing rather than wrong (a shallow or single-branch clone), how to
+// fetch it.
+func baseError(base string, err error) error {
+	var he *gitrepo.HistoryError
+	if !errors.As(err, &he) {
+		return fmt.Errorf("--base %s: %v", base, err)
+	}
+	const checkout = "in GitHub Actions, check out with actions/checkout's fetch-depth: 0"
+	switch {
+	case errors.Is(he, gitrepo.ErrNoMergeBase) && he.Shallow:
+		return fmt.Errorf("--base %s: no common ancestor of %s and HEAD in the local history: this is a shallow clone "+
+			"(git clone --depth, or actions/checkout's default fetch-depth: 1), so the commit where HEAD left %s was not fetched; "+
+			"fetch more history with git fetch --deepen=100 (again until this works) or git fetch --unshallow; %s",
+			base, base, base, checkout)
+	case errors.Is(he, gitrepo.ErrNoMergeBase):
+		return fmt.Errorf("--base %s: %s and HEAD have no common ancestor (unrelated histories)", base, base)
+	case he.Rev != base: // HEAD itself: checkRepo rules that out first
+		return fmt.Errorf("--base %s: %v", base, he)
+	case he.Shallow:
+		return fmt.Errorf("--base %s: no revision %q in this clone, which is shallow and may hold only the branch it checked out "+
+			"(git clone --depth, or actions/checkout's default fetch-depth: 1): fetch it with its history, %s; %s",
+			base, base, fetchHint(base, he.Remote, "--unshallow "), checkout)
+	case he.Remote == "":
+		return fmt.Errorf("--base %s: no branch, tag or commit %q in this repository", base, base)
+	}
+	return fmt.Errorf("--base %s: no revision %q in this repository (a branch only the remote has? %s)", base, base, fetchHint(base, he.Remote, ""))
+}
+
+// fetchHint is the git command that fetches the branch a --base names from
+// remote into a remote-tracking branch (also in a single-branch clone,
+// whose fetch refspec covers one branch), and the --base to use after it.
+func fetchHint(base, remote, opts string) string {
+	remote = cmp.Or(remote, "origin")
+	branch := strings.TrimPrefix(base, remote+"/")
+	if strings.ContainsAny(branch, "~^:@{} ") || gitrepo.IsSHA(branch) || branch == "" {
+		return "git fetch " + opts + remote // not a branch name: fetch everything
+	}
+	return fmt.Sprintf("git fetch %s%s %s:refs/remotes/%s/%s, then --base %s/%s", opts, remote, branch, remote, branch, remote, branch)
 }
 
 // checkRepo says what is wrong when the working directory cannot give a

@@ -29,7 +29,7 @@ func runAction(ctx context.Context, e *env, o *cli.Action) (int, error) {
 		return exitUsage, &usageError{err}
 	}
 	e.dir, e.root = svc.Workspace, svc.Workspace
-	svc.Runner, svc.Stdout, svc.Stderr, svc.Version = gha, e.stdout, e.stderr, version
+	svc.Runner, svc.Stdout, svc.Stderr, svc.Version = gha, e.stdout, e.stderr, wardenBuild().Version
 	svc.Configure = func(name string, data []byte) (*action.Config, error) { return actionConfig(e, name, data) }
 	res, err := action.Run(ctx, in, ev, svc)
 	if err != nil {

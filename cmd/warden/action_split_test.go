@@ -124,7 +124,7 @@ func TestActionSplitAnalyzeThenReport(t *testing.T) {
 		t.Errorf("report-file output = %q, want the report-path input %q", got, h.env["INPUT_REPORT_PATH"])
 	}
 	doc := h.readReport()
-	want := map[string]any{"repository": testOwner + "/" + testRepo, "pull_request": float64(testPR), "head_sha": h.pr.HeadSHA, "base_sha": h.pr.BaseSHA, "warden_version": version}
+	want := map[string]any{"repository": testOwner + "/" + testRepo, "pull_request": float64(testPR), "head_sha": h.pr.HeadSHA, "base_sha": h.pr.BaseSHA, "warden_version": wardenBuild().Version}
 	origin, _ := doc["origin"].(map[string]any)
 	for k, v := range want {
 		if origin[k] != v {

@@ -30,7 +30,7 @@ func runEval(ctx context.Context, e *env, o *cli.Eval) (int, error) {
 			return exitUsage, usagef("eval: --replay %s: not a directory of recorded answers", o.Replay)
 		}
 	}
-	routes, err := cfg.EngineRoutes(e.getenv, o.Replay == "", version)
+	routes, err := cfg.EngineRoutes(e.getenv, o.Replay == "", wardenBuild().Version)
 	if err != nil {
 		return exitUsage, &usageError{err}
 	}

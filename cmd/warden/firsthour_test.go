@@ -242,7 +242,7 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--version"}, {"version"}, {"-version"}} {
 		res := runWarden(t, dir, nil, "", args...)
-		if res.code != exitOK || res.stdout != "warden "+version+"\n" {
+		if res.code != exitOK || res.stdout != wardenBuild().String()+"\n" {
 			t.Errorf("warden %v: exit %d, stdout %q, stderr %q; want the version", args, res.code, res.stdout, res.stderr)
 		}
 	}
@@ -255,7 +255,7 @@ func TestHelpAndVersion(t *testing.T) {
 		for _, args := range [][]string{{"help", c.Name}, {c.Name, "-h"}, {c.Name, "--help"}} {
 			res := runWarden(t, dir, nil, "", args...)
 			if res.code != exitOK || res.stderr != "" || !strings.HasPrefix(res.stdout, "warden "+c.Name+": "+c.Summary+"\n") ||
-				!strings.Contains(res.stdout, "\nUsage:\n  warden "+c.Name) || !strings.Contains(res.stdout, "\nExamples:\n  warden ") {
+				!strings.Contains(res.stdout, "\nUsage:\n  warden "+c.Name) || !strings.Contains(res.stdout, "\nExamples:\n  ") {
 				t.Errorf("warden %v: exit %d, stderr %q, stdout:\n%s\nwant the summary, usage and examples on stdout", args, res.code, res.stderr, res.stdout)
 			}
 		}

@@ -65,7 +65,7 @@ func probeTarget(e *env, rc routeConfig) (probe.Target, error) {
 	if len(own) > 0 {
 		fmt.Fprintf(e.stderr, "warden probe: warning: route %q has %s\n", rc.Name, strings.Join(own, "; "))
 	}
-	r, keyEnv, err := rc.ProbeRoute(e.getenv, version)
+	r, keyEnv, err := rc.ProbeRoute(e.getenv, wardenBuild().Version)
 	if err != nil {
 		return probe.Target{}, &usageError{err}
 	}

@@ -226,8 +226,8 @@ func TestProbeCommandKeyAndGuard(t *testing.T) {
 		t.Fatalf("warden probe exit = %d, want 0\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
 	want := []probeRequest{
-		{UserAgent: "warden/" + version + " (probe)", Auth: "Bearer sk-probe-DO-NOT-PRINT", Model: "tiny-model", MaxTokens: probe.MaxTokens},
-		{UserAgent: "warden/" + version + " (probe)", Auth: "Bearer sk-fb-DO-NOT-PRINT", Model: "m-fallback", MaxTokens: probe.MaxTokens},
+		{UserAgent: "warden/" + wardenBuild().Version + " (probe)", Auth: "Bearer sk-probe-DO-NOT-PRINT", Model: "tiny-model", MaxTokens: probe.MaxTokens},
+		{UserAgent: "warden/" + wardenBuild().Version + " (probe)", Auth: "Bearer sk-fb-DO-NOT-PRINT", Model: "m-fallback", MaxTokens: probe.MaxTokens},
 	}
 	got := srv.requests()
 	slices.SortFunc(got, func(a, b probeRequest) int { return cmp.Compare(b.Model, a.Model) })

@@ -60,7 +60,7 @@ func runReview(ctx context.Context, e *env, o *cli.Review) (int, error) {
 func planReview(e *env, cfg *fileConfig, ch *change, s config.ReviewSettings, verbose bool) (*review.Job, error) {
 	s.Logger = e.logger(verbose)
 	s.Logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
-	s.Root, s.Getenv, s.Version = cmp.Or(e.root, e.dir), e.getenv, version
+	s.Root, s.Getenv, s.Version = cmp.Or(e.root, e.dir), e.getenv, wardenBuild().Version
 	s.Held = e.held()
 	job, err := cfg.PrepareReview(ch.files, ch.source, ch.ignored, s)
 	if job != nil {
@@ -75,7 +75,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s config.ReviewSettings, ve
 // writeReport renders the report to --output or standard output.
 func writeReport(e *env, o *cli.Review, r *review.Report) error {
 	return writeOutput(e, o.Output, func(w io.Writer) error {
-		ropts := report.Options{ToolVersion: version}
+		ropts := report.Options{ToolVersion: wardenBuild().Version}
 		if o.Output == "" {
 			ropts.Color = isTerminal(e.stdout) && e.getenv("NO_COLOR") == ""
 		}

@@ -27,9 +27,6 @@ const (
 	exitInterrupted = 130 // interrupted by a signal
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 // usageError is bad input from the user: a flag, a file, the configuration.
 type usageError struct{ err error }
 
@@ -115,10 +112,10 @@ func dispatch(ctx context.Context, e *env, args []string) (int, error) {
 	case err != nil:
 		return exitUsage, &usageError{err}
 	case inv.Help:
-		cli.WriteHelp(e.stdout, inv.Command, version)
+		cli.WriteHelp(e.stdout, inv.Command, wardenBuild().Version)
 		return exitOK, nil
 	case inv.Command == "version":
-		fmt.Fprintf(e.stdout, "warden %s\n", version)
+		fmt.Fprintln(e.stdout, wardenBuild())
 		return exitOK, nil
 	}
 	e.root = gitrepo.TopLevel(ctx, e.dir)

@@ -36,7 +36,7 @@ price_input_per_mtok = 1
 		t.Fatal(err)
 	}
 	p := c.Policy()
-	routes, err := c.EngineRoutes(func(string) string { return "" }, false, version)
+	routes, err := c.EngineRoutes(func(string) string { return "" }, false, wardenBuild().Version)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/org/warden/telemetry"
 )
@@ -10,7 +11,9 @@ import (
 // startTelemetry starts telemetry (the OTEL_* variables) for a review about
 // to run. A bad configuration is a usage error, before anything is sent.
 func startTelemetry(ctx context.Context, e *env, verbose bool) (*telemetry.Publisher, error) {
-	cfg, err := telemetry.FromEnv(e.getenv, version, e.logger(verbose))
+	// The TLS files are read as the exporters read them: relative to the
+	// process's directory.
+	cfg, err := telemetry.FromEnv(e.getenv, os.ReadFile, wardenBuild().Version, e.logger(verbose))
 	if err != nil {
 		return nil, &usageError{err}
 	}

@@ -311,8 +311,8 @@ api_key_env = "FALLBACK_KEY"
 	}
 
 	// Where it came from, and with the collector's token as a header.
-	if a := fakeotlp.Attrs(root.Resource.GetAttributes()); a["service.name"] != "warden" || a["service.version"] != version || a["deployment.environment.name"] != "ci" {
-		t.Errorf("resource %v; want service.name warden, service.version %s, deployment.environment.name ci", a, version)
+	if a := fakeotlp.Attrs(root.Resource.GetAttributes()); a["service.name"] != "warden" || a["service.version"] != wardenBuild().Version || a["deployment.environment.name"] != "ci" {
+		t.Errorf("resource %v; want service.name warden, service.version %s, deployment.environment.name ci", a, wardenBuild().Version)
 	}
 	for i, h := range collector.Headers() {
 		if got := h.Get("Authorization"); got != "Bearer "+otlpToken {

@@ -440,7 +440,7 @@ func TestInstallBuildsFromSource(t *testing.T) {
 	if !strings.HasPrefix(o["path"], r.dir) {
 		t.Errorf("binary %s is outside RUNNER_TEMP %s", o["path"], r.dir)
 	}
-	if got := version(t, o["path"]); got != "warden v9.9.9" {
+	if got := version(t, o["path"]); !strings.HasPrefix(got, "warden v9.9.9 (") || !strings.Contains(got, "go1.") {
 		t.Errorf("built binary says %q", got)
 	}
 	if !strings.Contains(out, "building warden v9.9.9 from source") {

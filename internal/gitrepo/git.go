@@ -1,20 +1,30 @@
 // Package gitrepo runs git for warden: its output capped, its diff format
 // fixed whatever the user's configuration says, and a commit's tree read as
-// an fs.FS from the object database (Tree), never from the working tree.
+// an fs.FS from the object database (Tree), never from the working tree; a
+// merge base or why the local history has none (HistoryError); fetches
+// from a remote with an access token git gets through its environment
+// (Remote).
 //
-// It owns how warden calls git. It imports no package of this module and
-// reads no environment of its own.
+// It owns how warden calls git. Of this module it imports only secrets (a
+// token in git's message is masked there), and it reads no environment of
+// its own.
 package gitrepo
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+
+	"github.com/org/warden/secrets"
 )
 
 // MaxOutput bounds what warden reads from git or a diff (a --diff file,
@@ -68,7 +78,8 @@ var DiffArgs = []string{
 
 func command(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_PAGER=cat", "LC_ALL=C")
+	// Never a prompt for credentials: a fetch that needs them fails.
+	cmd.Env = append(os.Environ(), "GIT_PAGER=cat", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
 	return cmd
 }
 
@@ -149,23 +160,172 @@ func WorktreeDiff(ctx context.Context, dir string) ([]byte, error) {
 }
 
 // RangeDiff is the change from the merge-base of base and head to head: what
-// a pull request from head into base shows.
+// a pull request from head into base shows. A base or head the repository
+// does not have, or two with no common ancestor, is a *HistoryError.
 func RangeDiff(ctx context.Context, dir, base, head string) ([]byte, error) {
-	mb, err := Output(ctx, dir, "merge-base", base, head)
+	mb, err := MergeBase(ctx, dir, base, head)
 	if err != nil {
 		return nil, err
 	}
-	return Output(ctx, dir, append(DiffArgs, strings.TrimSpace(string(mb)), head, "--")...)
+	return Output(ctx, dir, append(DiffArgs, mb, head, "--")...)
 }
 
-// EnsureCommit fetches commit sha from origin, as git objects only (nothing
-// is checked out), unless the checkout already has it.
-func EnsureCommit(ctx context.Context, dir, sha string) error {
+// The history errors (HistoryError.Err).
+var (
+	ErrNoRevision  = errors.New("no such revision")
+	ErrNoMergeBase = errors.New("no common ancestor")
+)
+
+// HistoryError is a revision, or the common ancestor of two, that the
+// local history does not have. In a shallow repository (git clone --depth,
+// the Actions checkout's default) that may only mean it was not fetched.
+type HistoryError struct {
+	Rev     string // the revision not found; for ErrNoMergeBase the first of the two
+	Err     error  // ErrNoRevision or ErrNoMergeBase
+	Shallow bool   // the repository is shallow
+	// Remote is the remote the history would come from: origin, else the
+	// first one; "" when the repository has none.
+	Remote string
+}
+
+func (e *HistoryError) Error() string {
+	if errors.Is(e.Err, ErrNoMergeBase) {
+		return fmt.Sprintf("%s and HEAD: %v", e.Rev, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Rev, e.Err)
+}
+
+func (e *HistoryError) Unwrap() error { return e.Err }
+
+// MergeBase is the best common ancestor of the commits a and b name. A
+// revision the repository does not have, or none in common, is a
+// *HistoryError.
+func MergeBase(ctx context.Context, dir, a, b string) (string, error) {
+	for _, rev := range []string{a, b} {
+		if _, err := Output(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}"); err != nil {
+			return "", &HistoryError{Rev: rev, Err: ErrNoRevision, Shallow: IsShallow(ctx, dir), Remote: remoteName(ctx, dir)}
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := command(ctx, dir, "merge-base", a, b)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.Len() == 0: // git's answer for none
+		return "", &HistoryError{Rev: a, Err: ErrNoMergeBase, Shallow: IsShallow(ctx, dir), Remote: remoteName(ctx, dir)}
+	case err != nil:
+		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		return "", fmt.Errorf("git merge-base %s %s: %s", a, b, cmp.Or(msg, err.Error()))
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+// remoteName is the checkout's remote: origin when there is one, else the
+// first; "" for none.
+func remoteName(ctx context.Context, dir string) string {
+	out, err := Output(ctx, dir, "remote")
+	if err != nil {
+		return ""
+	}
+	switch names := strings.Fields(string(out)); {
+	case len(names) == 0:
+		return ""
+	case slices.Contains(names, "origin"):
+		return "origin"
+	default:
+		return names[0]
+	}
+}
+
+// IsShallow reports whether the repository at dir is shallow: its history
+// stops where the clone or fetch was cut (--depth, --shallow-since).
+func IsShallow(ctx context.Context, dir string) bool {
+	out, err := Output(ctx, dir, "rev-parse", "--is-shallow-repository")
+	return err == nil && strings.TrimSpace(string(out)) == "true"
+}
+
+// Remote is where fetches go: a remote of the checkout ("origin"), and an
+// access token for the URLs under TokenURL (the GitHub server's), sent as
+// the Authorization header the Actions checkout sends (basic, user
+// x-access-token) through git's environment, never its command line,
+// which any process may read. git sends it to no other URL. The token
+// prints, formats and logs as REDACTED.
+type Remote struct {
+	name, tokenURL, token string
+}
+
+// NewRemote is the remote name of a checkout, with token for the URLs
+// under tokenURL ("" for none).
+func NewRemote(name, tokenURL, token string) Remote {
+	return Remote{name: cmp.Or(name, "origin"), tokenURL: tokenURL, token: token}
+}
+
+func (r Remote) String() string {
+	if r.token == "" || r.tokenURL == "" {
+		return r.name
+	}
+	return fmt.Sprintf("%s (token for %s: %s)", r.name, r.tokenURL, secrets.Masked)
+}
+
+// GoString is String, for %#v.
+func (r Remote) GoString() string { return r.String() }
+
+// LogValue is String, for log/slog.
+func (r Remote) LogValue() slog.Value { return slog.StringValue(r.String()) }
+
+// env is the git configuration that sends the token to tokenURL's URLs:
+// an empty http.<url>.extraheader first, which drops one a checkout left
+// in the repository's configuration (actions/checkout's
+// persist-credentials), so that the request carries one Authorization
+// header.
+func (r Remote) env() []string {
+	if r.token == "" || r.tokenURL == "" {
+		return nil
+	}
+	key := "http." + r.tokenURL + ".extraheader"
+	header := "AUTHORIZATION: basic " + r.basic()
+	return []string{"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=" + key, "GIT_CONFIG_VALUE_0=", "GIT_CONFIG_KEY_1=" + key, "GIT_CONFIG_VALUE_1=" + header}
+}
+
+// basic is the token as basic authentication's credential.
+func (r Remote) basic() string {
+	return base64.StdEncoding.EncodeToString([]byte("x-access-token:" + r.token))
+}
+
+// Fetch fetches refs (commit ids, refs) from the remote into the checkout
+// at dir as git objects only (no tags, no submodules, nothing checked
+// out), with opts before them (--depth=N, --deepen=N, --unshallow). A
+// failure quotes git's message, never the token.
+func (r Remote) Fetch(ctx context.Context, dir string, opts []string, refs ...string) error {
+	args := append(append([]string{"fetch", "--no-tags", "--quiet", "--no-recurse-submodules"}, opts...), cmp.Or(r.name, "origin"))
+	args = append(args, refs...)
+	var stderr bytes.Buffer
+	cmd := command(ctx, dir, args...)
+	cmd.Env = append(cmd.Env, r.env()...)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		if r.token != "" {
+			msg = secrets.Mask(msg, r.token, r.basic())
+		}
+		return fmt.Errorf("git %s: %s", strings.Join(args, " "), cmp.Or(msg, err.Error()))
+	}
+	return nil
+}
+
+// EnsureCommit fetches commit sha from the remote unless the checkout at
+// dir has it. In a shallow checkout it fetches the commit alone
+// (--depth=1), not its whole history.
+func (r Remote) EnsureCommit(ctx context.Context, dir, sha string) error {
 	if HasCommit(ctx, dir, sha) {
 		return nil
 	}
-	_, err := Output(ctx, dir, "fetch", "--no-tags", "--quiet", "--no-recurse-submodules", "origin", sha)
-	return err
+	var opts []string
+	if IsShallow(ctx, dir) {
+		opts = []string{"--depth=1"}
+	}
+	return r.Fetch(ctx, dir, opts, sha)
 }
 
 // HasCommit reports whether the checkout at dir has commit sha.

@@ -1,6 +1,8 @@
 // Package testgit is the one hermetic git-repository helper of the tests: a
 // repository in t.TempDir() whose git reads no system or user
-// configuration, commits with a fixed identity and never signs.
+// configuration, commits with a fixed identity and never signs; and a
+// loopback server of repositories over git's smart HTTP protocol, with
+// GitHub's rule for an access token (Serve).
 //
 // It is for tests only and imports no package of this module.
 package testgit

@@ -33,9 +33,12 @@ var allowed = map[string][]string{
 	"telemetry":        {module + "/review", "go.opentelemetry.io/otel", "github.com/go-logr/logr"},
 	"config":           {module + "/review", module + "/execution", module + "/execution/openai", module + "/hunks", module + "/related", module + "/secrets", "github.com/pelletier/go-toml/v2"},
 	"report/github":    {module + "/review", module + "/report", module + "/hunks", module + "/execution", module + "/secrets", "github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions"},
+	// ghbot: the bot as a GitHub service (its state between events), over
+	// report/github's Client.
+	"ghbot": {module + "/report/github", module + "/report", module + "/review", "github.com/google/go-github/v62"},
 	"action": {
 		module + "/review", module + "/report", module + "/report/github", module + "/hunks", module + "/skills",
-		module + "/execution", module + "/internal/gitrepo", module + "/bot", module + "/secrets",
+		module + "/execution", module + "/internal/gitrepo", module + "/bot", module + "/secrets", module + "/ghbot",
 		"github.com/google/go-github/v62", "github.com/sethvargo/go-githubactions",
 	},
 	"cmd/warden": {
@@ -48,7 +51,7 @@ var allowed = map[string][]string{
 	// touches no process state (TestCLITouchesNoProcess).
 	"cli":                  {module + "/action", module + "/eval", module + "/report", module + "/review", "github.com/agnivade/levenshtein"},
 	"workdiff":             {module + "/hunks", module + "/internal/gitrepo", module + "/review"},
-	"eval":                 {module + "/review", module + "/hunks", module + "/skills", module + "/execution", module + "/related", "github.com/pelletier/go-toml/v2"},
+	"eval":                 {module + "/review", module + "/hunks", module + "/skills", module + "/execution", module + "/related", module + "/scenario", module + "/internal/gitrepo", "github.com/pelletier/go-toml/v2"},
 	"scenario":             {module + "/execution", module + "/review", module + "/internal/fakeopenai", "github.com/pelletier/go-toml/v2"},
 	"internal/evalmodel":   {module + "/internal/fakeopenai"},
 	"internal/gitrepo":     {module + "/secrets"},
@@ -71,7 +74,7 @@ var allowed = map[string][]string{
 // included.
 var confined = map[string][]string{
 	"github.com/sashabaranov/go-openai":     {"execution/openai"},
-	"github.com/google/go-github/v62":       {"report/github", "action"},
+	"github.com/google/go-github/v62":       {"report/github", "action", "ghbot"},
 	"github.com/sethvargo/go-githubactions": {"report/github", "action", "cmd/warden"},
 	"go.opentelemetry.io/otel":              {"telemetry"},
 	"github.com/bluekeyes/go-gitdiff":       {"hunks"},

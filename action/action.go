@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/org/warden/ghbot"
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/internal/gitrepo"
 	"github.com/org/warden/report"
@@ -30,6 +32,9 @@ type Services struct {
 	Runner *githubactions.Action
 	Stdout io.Writer // workflow commands of the read-only fallback
 	Stderr io.Writer // the log
+	// Storage downloads workflow artifacts from the storage URLs GitHub
+	// redirects to (no token); nil means a plain client.
+	Storage *http.Client
 	// Workspace is the checkout (GITHUB_WORKSPACE); RunnerTemp the
 	// runner's temporary directory (RUNNER_TEMP), "" for the system's.
 	Workspace  string
@@ -125,6 +130,9 @@ type runner struct {
 	svc     Services
 	gha     *githubactions.Action
 	started time.Time
+	// app is the GitHub App the check run belongs to (the token's), once
+	// created: the app whose check runs' review state counts.
+	app string
 }
 
 // Run is the Action: in mode full (the default) it reviews the pull
@@ -141,6 +149,12 @@ func Run(ctx context.Context, in Inputs, ev Event, svc Services) (Result, error)
 	a := &runner{in: in, svc: svc, gha: svc.Runner, started: time.Now()}
 	if in.Mode == ModeReport {
 		return a.publishReport(ctx, ev)
+	}
+	switch ev.Name {
+	case "workflow_run":
+		return a.commandFollowUp(ctx, ev)
+	case "check_run":
+		return a.buttonPress(ctx, ev)
 	}
 	if isCommandEvent(ev.Name) {
 		return a.command(ctx, ev)
@@ -182,11 +196,7 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 	budget := cmp.Or(a.in.Budget, tc.cfg.Budget)
 	// The check run, created first and completed whatever happens next.
 	// analyze publishes nothing: no check run, no review, no annotations.
-	var pub *ghreport.Publisher
-	if a.in.Mode == ModeFull {
-		pub = a.publisher(pr.HeadSHA, pr.Number, budget)
-		pub.Begin(ctx)
-	}
+	pub := a.begin(ctx, pr, budget)
 	defer func() {
 		if v := recover(); v != nil {
 			a.complete(ctx, pub, ghreport.InternalErrorOutput())
@@ -235,11 +245,49 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 	if pub != nil {
 		pub.Thresholds, pub.Anchors = job.Thresholds, hunks.AnchorsOf(ch.Files)
 	}
-	notes := append(tc.notes(), bot.notes...)
-	if pub != nil {
-		notes = append(notes, a.followUp(ctx, pr, rep)...)
+	return a.finish(ctx, rep, pub, pr, append(tc.notes(), bot.notes...), job)
+}
+
+// begin creates the check run in progress (mode full; analyze publishes
+// nothing) and returns its publisher, with the Resume review button for
+// an incomplete review when a press can start a workflow; nil in analyze.
+func (a *runner) begin(ctx context.Context, pr *PullRequest, budget time.Duration) *ghreport.Publisher {
+	if a.in.Mode != ModeFull {
+		return nil
 	}
-	return a.publishReview(ctx, rep, pub, pr, notes, job)
+	pub := a.publisher(pr.HeadSHA, pr.Number, budget)
+	pub.Begin(ctx)
+	a.app = pub.App()
+	if ghbot.ButtonWorks(pub.App()) {
+		pub.IncompleteActions = []ghreport.CheckAction{ghbot.ResumeAction}
+	}
+	return pub
+}
+
+// finish follows up on the pull request (threads, warden's findings
+// comment) and publishes the review: the notes, then how to resume an
+// incomplete one; the findings comment is saved after the review, for
+// what the follow-up changed when no finding went to it.
+func (a *runner) finish(ctx context.Context, rep *review.Report, pub *ghreport.Publisher, pr *PullRequest, notes []string, job *Job) (Result, error) {
+	if pub != nil && (!rep.Complete() || ctx.Err() != nil) {
+		notes = append(notes, resumeNote(pub))
+	}
+	var ledger *ghbot.Ledger
+	if pub != nil {
+		var more []string
+		more, ledger = a.followUp(ctx, pr, rep)
+		notes = append(notes, more...)
+		if ledger != nil {
+			pub.Posted, pub.Overflow = ledger.Posted(), ledger.Overflow(pr.HeadSHA)
+		}
+	}
+	res, err := a.publishReview(ctx, rep, pub, pr, notes, job)
+	if ledger != nil {
+		if serr := ledger.Save(context.WithoutCancel(ctx), pr.HeadSHA); serr != nil {
+			a.gha.Warningf("warden: updating warden's findings comment: %v", serr)
+		}
+	}
+	return res, err
 }
 
 // publishReview publishes a finished review to every sink: the check run
@@ -372,7 +420,7 @@ func (a *runner) notReviewed(msg, outcome string, gate bool) (Result, error) {
 // on pull request number.
 func (a *runner) publisher(headSHA string, number int, budget time.Duration) *ghreport.Publisher {
 	return &ghreport.Publisher{
-		Client: a.svc.GitHub, CheckName: a.in.CheckName, HeadSHA: headSHA, PullRequest: number,
+		Client: a.svc.GitHub, CheckName: a.in.CheckName, HeadSHA: headSHA, PullRequest: number, ExternalID: ghbot.ExternalID(number),
 		IncompleteConclusion: a.in.IncompleteConclusion, RequestChanges: a.in.RequestChanges,
 		Budget: budget, Started: a.started,
 		Commands: a.svc.Stdout, Log: a.svc.Stderr, Warn: a.gha.Warningf,

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/org/warden/ghbot"
 	"github.com/org/warden/hunks"
 	"github.com/org/warden/internal/gitrepo"
 	ghreport "github.com/org/warden/report/github"
@@ -36,8 +38,8 @@ type reviewOptions struct {
 
 // Cache domains: a fork's run can never feed the privileged run.
 const (
-	CacheTrusted = "trusted"
-	CacheFork    = "fork"
+	CacheTrusted = ghbot.DomainTrusted
+	CacheFork    = ghbot.DomainFork
 )
 
 // botState is what the bot adds to one review.
@@ -76,6 +78,8 @@ func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts r
 			msg := "the results cache is off for this privileged run: nothing signs its entries (no results-cache-secret, and the routes send no model key), and an unsigned entry could be planted by anyone who can write the cache; set results-cache-secret to a repository secret to use it"
 			a.gha.Warningf("warden: %s", msg)
 			cacheNotes = append(cacheNotes, "**Results cache off:** "+strings.TrimPrefix(msg, "the results cache is off for this privileged run: ")+".")
+		} else {
+			cacheNotes = append(cacheNotes, a.restoreResults(ctx, st.cache, pr)...)
 		}
 	}
 	st.narrow, st.notes = a.incremental(ctx, ev, pr)
@@ -89,6 +93,37 @@ func (a *runner) botSteps(ctx context.Context, ev Event, pr *PullRequest, opts r
 	}
 	st.notes = append(cacheNotes, st.notes...)
 	return st
+}
+
+// restoreResults fills the results cache with the answers of earlier runs
+// of this pull request, from the workflow artifacts the domain may trust
+// (ghbot.Store), and says where the Action's upload step saves this run's
+// (outputs results-path and results-artifact), also when this run fails
+// or is cancelled: what it finished is kept. It returns the summary's
+// notes.
+func (a *runner) restoreResults(ctx context.Context, cache *review.Cache, pr *PullRequest) []string {
+	name := ghbot.ArtifactName(cache.Domain, pr.Number)
+	a.gha.SetOutput("results-path", cache.Dir)
+	a.gha.SetOutput("results-artifact", name)
+	store := &ghbot.Store{Client: a.svc.GitHub, Storage: a.svc.Storage}
+	got, err := store.Restore(ctx, cache.Domain, pr.Number, pr.HeadRepo, cache.Dir)
+	if err != nil {
+		a.gha.Warningf("warden: earlier runs' answers not read: %v; every item calls the model", err)
+		return nil
+	}
+	for _, o := range got.From {
+		fmt.Fprintf(a.svc.Stderr, "warden: results: restored from artifact %d of %s\n", o.Artifact, o)
+	}
+	for _, why := range got.Rejected {
+		fmt.Fprintf(a.svc.Stderr, "warden: results: not used: %s\n", why)
+	}
+	fmt.Fprintf(a.svc.Stderr, "warden: results: %d answers of earlier runs restored from %d %s named %s\n",
+		got.Entries, len(got.From), review.Plural(len(got.From), "artifact", "artifacts"), name)
+	if n := len(got.Rejected); n > 0 {
+		return []string{fmt.Sprintf("**Not used:** %s of earlier runs (see the log: a run that executed a fork's workflow file never feeds this one).",
+			review.Counted(n, "results artifact", "results artifacts"))}
+	}
+	return nil
 }
 
 // incremental narrows a push's review (pull_request synchronize) to what
@@ -108,7 +143,7 @@ func (a *runner) incremental(ctx context.Context, ev Event, pr *PullRequest) (fu
 	if json.Unmarshal(ev.Data, &e) != nil || e.Action != "synchronize" || !gitrepo.IsSHA(e.Before) {
 		return nil, nil
 	}
-	state, ok, err := a.svc.GitHub.LastReviewState(ctx, a.in.CheckName, e.Before)
+	state, ok, err := ghbot.LastReviewState(ctx, a.svc.GitHub, a.in.CheckName, e.Before, a.app)
 	if err != nil {
 		a.gha.Warningf("warden: reading the last review's state: %v; reviewing the whole change", err)
 		return nil, nil
@@ -138,16 +173,24 @@ func (a *runner) incremental(ctx context.Context, ev Event, pr *PullRequest) (fu
 	return narrow, []string{note}
 }
 
-// followUp reads warden's threads on the pull request: it resolves those
-// of findings this run no longer reports on changed lines, with a reply
-// naming the commit, and leaves out the findings people dismissed,
-// counting them in the report. It returns the summary's notes.
-func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Report) []string {
+// followUp reads warden's threads on the pull request and its findings
+// comment (the ledger): it resolves the threads of findings this run no
+// longer reports on changed lines, with a reply naming the commit, marks
+// such ledger entries fixed, and leaves out the findings people
+// dismissed, counting them in the report. It returns the summary's notes
+// and the ledger, for the review to keep the findings that do not go
+// inline in (nil when it could not be read).
+func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Report) ([]string, *ghbot.Ledger) {
 	gh := a.svc.GitHub
+	ledger, lerr := ghbot.LoadLedger(ctx, gh, pr.Number)
+	if lerr != nil {
+		a.gha.Warningf("warden: reading warden's findings comment: %v; findings that are not inline comments go to the review body", lerr)
+		ledger = nil
+	}
 	threads, err := gh.ReviewThreads(ctx, pr.Number)
 	if err != nil {
 		a.gha.Warningf("warden: reading review threads: %v; no thread resolved, no dismissal applied", err)
-		return nil
+		threads = nil
 	}
 	// The thumbs-downs come with the threads; a comment with more than
 	// the query reads is listed whole, one request each, until one fails.
@@ -184,6 +227,9 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 	if !rep.Complete() {
 		fu.Resolve = nil // an unfinished review proves nothing fixed
 	}
+	if ledger != nil {
+		maps.Copy(fu.Suppressed, ledger.Suppressed())
+	}
 	var notes []string
 	if n := writers.Unchecked; n > 0 {
 		notes = append(notes, fmt.Sprintf("**Not counted:** the thumbs-down or resolution of %d %s whose repository permission was not checked (at most %d lookups a run, or GitHub did not answer); %s no finding.",
@@ -192,6 +238,12 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 	if n := ghreport.Suppress(rep, fu.Suppressed); n > 0 {
 		notes = append(notes, fmt.Sprintf("**Suppressed:** %d %s dismissed on this pull request (a `/warden dismiss`, a thumbs-down or a thread resolved without a code change) %s not shown again.",
 			n, review.Plural(n, "finding", "findings"), review.Plural(n, "is", "are")))
+	}
+	if ledger != nil {
+		if n := ledger.Reconcile(rep.Findings, rep.Complete(), a.changedSince(ctx, ledger.Head(), pr.HeadSHA), pr.HeadSHA); n > 0 {
+			notes = append(notes, fmt.Sprintf("**Fixed:** %s in warden's findings comment no longer found on changed lines in %s.",
+				review.Counted(n, "finding", "findings"), gitrepo.Short(pr.HeadSHA)))
+		}
 	}
 	if len(fu.Resolve) > 0 {
 		n, note, err := gh.ResolveFixed(ctx, pr.Number, fu.Resolve, pr.HeadSHA)
@@ -205,11 +257,49 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 			notes = append(notes, "**Not resolved:** "+note)
 		}
 	}
-	return notes
+	return notes, ledger
+}
+
+// changedSince says whether lines start..end of path at commit since
+// changed by head (the diff between them in the workspace): a line of
+// them removed or replaced, or the file gone or renamed. Nil when the
+// diff cannot be read (nothing counts as changed).
+func (a *runner) changedSince(ctx context.Context, since, head string) func(path string, start, end int) bool {
+	if since == "" || since == head || !gitrepo.IsSHA(since) {
+		return nil
+	}
+	diff, err := gitrepo.Output(ctx, a.svc.Workspace, append(slices.Clone(gitrepo.DiffArgs), since, head, "--")...)
+	if err != nil {
+		return nil
+	}
+	files, err := hunks.Parse(bytes.NewReader(diff))
+	if err != nil {
+		return nil
+	}
+	removed := map[string][]int{}
+	gone := map[string]bool{}
+	for _, f := range files {
+		if f.OldPath == "" {
+			continue
+		}
+		if f.NewPath != f.OldPath {
+			gone[f.OldPath] = true
+		}
+		for _, fr := range f.Fragments {
+			for _, l := range fr.Lines {
+				if l.Op == hunks.Delete {
+					removed[f.OldPath] = append(removed[f.OldPath], l.OldLine)
+				}
+			}
+		}
+	}
+	return func(path string, start, end int) bool {
+		return gone[path] || slices.ContainsFunc(removed[path], func(n int) bool { return n >= start && n <= max(start, end) })
+	}
 }
 
 // withState ends the summary with the hidden record of what this run
-// reviewed (ghreport.StateMarker), which the next push's run reads from
+// reviewed (ghbot.StateMarker), which the next push's run reads from
 // the check run; record is false for runs that publish no check run.
 func withState(ctx context.Context, summary func(*review.Report) (string, error), head string, record bool) func(*review.Report) (string, error) {
 	if !record {
@@ -220,6 +310,6 @@ func withState(ctx context.Context, summary func(*review.Report) (string, error)
 		if err != nil {
 			return "", err
 		}
-		return text + "\n" + ghreport.StateMarker(ghreport.ReviewState{Head: head, Complete: r.Complete() && ctx.Err() == nil}) + "\n", nil
+		return text + "\n" + ghbot.StateMarker(ghbot.ReviewState{Head: head, Complete: r.Complete() && ctx.Err() == nil}) + "\n", nil
 	}
 }

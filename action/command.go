@@ -1,12 +1,17 @@
 package action
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/org/warden/bot"
+	"github.com/org/warden/ghbot"
 	"github.com/org/warden/internal/gitrepo"
 	"github.com/org/warden/report"
 	ghreport "github.com/org/warden/report/github"
@@ -30,6 +35,11 @@ func isCommandEvent(name string) bool {
 // author_association) run anything; anyone else gets a short reply and no
 // model call. The review itself follows the pull_request_target rules:
 // configuration and skills from the base revision, the head as data.
+//
+// A review comment on a fork's pull request is the exception: GitHub runs
+// its workflow as the fork has it, read-only and without secrets, so the
+// run only records the command (recordCommand) for the follow-up workflow
+// (commandFollowUp).
 func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 	data, err := ev.data()
 	if err != nil {
@@ -39,6 +49,14 @@ func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 	if err != nil {
 		return Result{}, inputErrorf("event file %s: %v", ev.Path, err)
 	}
+	if ce.ReviewComment && !strings.EqualFold(ce.HeadRepo, a.svc.Owner+"/"+a.svc.Repo) {
+		return a.recordCommand(ce)
+	}
+	return a.runCommand(ctx, ev.Name, ce)
+}
+
+// runCommand decides on and runs the command of comment ce.
+func (a *runner) runCommand(ctx context.Context, event string, ce bot.Event) (Result, error) {
 	d := bot.Decide(ce.Comment, a.in.CommandTrust)
 	gh := a.svc.GitHub
 	reply := func(body string) {
@@ -59,7 +77,7 @@ func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 	}
 	switch d.Verdict {
 	case bot.Ignore:
-		return a.skip(fmt.Sprintf("%s event: no command to run", ev.Name))
+		return a.skip(fmt.Sprintf("%s event: no command to run", event))
 	case bot.Refuse:
 		if d.Untrusted && a.refusedBefore(ctx, ce) {
 			// One reply per pull request for untrusted commenters: a
@@ -74,16 +92,17 @@ func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 	}
 	react(reactStart)
 	var res Result
+	var err error
 	failed := false
 	switch d.Command.Kind {
 	case bot.Help:
 		reply(d.Reply)
 	case bot.Dismiss:
-		failed = !a.dismiss(ctx, ce, d.Command.Reason, reply)
+		failed = !a.dismiss(ctx, ce, d.Command, reply)
 	case bot.Accept:
 		failed = !a.accept(ctx, ce, d.Command.Reason, reply)
 	case bot.Review, bot.Resume:
-		res, err = a.commandReview(ctx, ce, d.Command)
+		res, err = a.commandReview(ctx, ce.PullRequest, d.Command)
 	}
 	if err != nil {
 		react(reactFailed)
@@ -98,6 +117,94 @@ func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 		return Result{Verdict: VerdictSkipped}, nil
 	}
 	return res, nil
+}
+
+// recordCommand is a review comment's run on a fork's pull request: it
+// runs the fork's workflow file, with a read-only token and no secrets,
+// so it acts on nothing and only records the comment's id (ghbot's
+// command record) for action.yml's upload step; the follow-up workflow
+// (workflow_run, the default branch's file) acts on it and answers.
+func (a *runner) recordCommand(ce bot.Event) (Result, error) {
+	if d := bot.Decide(ce.Comment, a.in.CommandTrust); d.Verdict == bot.Ignore {
+		return a.skip("pull_request_review_comment event: no command to run")
+	}
+	dir := filepath.Join(cmp.Or(a.svc.RunnerTemp, os.TempDir()), "warden-command")
+	if err := ghbot.WriteCommandRecord(dir, ghbot.CommandRecord{CommentID: ce.CommentID}); err != nil {
+		return Result{}, fmt.Errorf("recording the command: %w", err)
+	}
+	a.gha.SetOutput("command-path", dir)
+	a.gha.SetOutput("command-artifact", ghbot.CommandArtifact)
+	msg := fmt.Sprintf("the command in review comment %d is on a fork's pull request, whose pull_request_review_comment runs execute the fork's workflow file with a read-only token: recorded (artifact %s) for the follow-up workflow, which acts on it with the base repository's workflow and answers in the thread; nothing is done here",
+		ce.CommentID, ghbot.CommandArtifact)
+	a.gha.Noticef("warden: %s", msg)
+	a.gha.AddStepSummary("## warden: command recorded\n\n" + strings.ToUpper(msg[:1]) + msg[1:] + ".\n")
+	a.gha.SetOutput("outcome", "skipped")
+	return Result{Verdict: VerdictSkipped}, nil
+}
+
+// commandFollowUp is the privileged half of a command on a fork's pull
+// request: a workflow_run event of the commands workflow's run on a
+// pull_request_review_comment. It reads the comment id that run recorded,
+// and everything else from GitHub: the comment's text, author and
+// association, and its pull request, which must be the one whose head the
+// triggering run ran (a record naming another comment is refused). A
+// comment already taken up (warden's 👀 on it) is not run twice.
+func (a *runner) commandFollowUp(ctx context.Context, ev Event) (Result, error) {
+	data, err := ev.data()
+	if err != nil {
+		return Result{}, err
+	}
+	var e struct {
+		WorkflowRun *struct {
+			ID             int64     `json:"id"`
+			Event          string    `json:"event"`
+			CreatedAt      time.Time `json:"created_at"`
+			HeadRepository *struct {
+				FullName string `json:"full_name"`
+			} `json:"head_repository"`
+		} `json:"workflow_run"`
+	}
+	if err := json.Unmarshal(data, &e); err != nil || e.WorkflowRun == nil || e.WorkflowRun.ID == 0 {
+		return Result{}, inputErrorf("event file %s: not a workflow_run event with its run (mode full follows up the commands workflow's runs; to publish an analyze run's report, run warden with mode: report)", ev.Path)
+	}
+	run := e.WorkflowRun
+	if run.Event != bot.EventReviewComment {
+		return a.skip(fmt.Sprintf("workflow_run of a %s run: nothing to follow up (mode full follows up the commands workflow's pull_request_review_comment runs; mode report publishes an analyze run's report)", run.Event))
+	}
+	store := &ghbot.Store{Client: a.svc.GitHub, Storage: a.svc.Storage}
+	rec, ok, err := store.CommandRecorded(ctx, run.ID)
+	if err != nil {
+		return Result{}, fmt.Errorf("the command record of run %d: %w", run.ID, err)
+	}
+	if !ok {
+		return a.skip(fmt.Sprintf("run %d recorded no command (on a pull request from a branch of this repository the run acts itself)", run.ID))
+	}
+	c, err := store.GetReviewComment(ctx, rec.CommentID)
+	if err != nil {
+		return Result{}, fmt.Errorf("the recorded command: %w", err)
+	}
+	p, err := a.svc.GitHub.PullRequest(ctx, c.PullRequest)
+	if err != nil {
+		return Result{}, fmt.Errorf("pull request #%d: %w", c.PullRequest, err)
+	}
+	head := p.GetHead().GetRepo().GetFullName()
+	switch {
+	case run.HeadRepository == nil || !strings.EqualFold(head, run.HeadRepository.FullName):
+		a.gha.Warningf("warden: run %d recorded review comment %d, which is on pull request #%d (head %s), not on the run's head repository: not acted on", run.ID, c.ID, c.PullRequest, head)
+		return a.skip("the recorded command is not the triggering run's")
+	case c.Created.Before(run.CreatedAt.Add(-time.Hour)) || c.Created.After(run.CreatedAt.Add(time.Minute)):
+		a.gha.Warningf("warden: run %d recorded review comment %d, written %s, not when the run started (%s): not acted on", run.ID, c.ID, c.Created.UTC().Format(time.RFC3339), run.CreatedAt.UTC().Format(time.RFC3339))
+		return a.skip("the recorded command is not the triggering run's")
+	}
+	if done, err := store.Handled(ctx, c.ID); err != nil || done {
+		return a.skip(fmt.Sprintf("review comment %d was already taken up", c.ID))
+	}
+	ce := bot.Event{
+		Comment: bot.Comment{Body: c.Body, Author: c.Author, AuthorType: c.AuthorType, Association: c.Association,
+			OnPullRequest: true, ReplyTo: c.ReplyTo, Action: "created"},
+		PullRequest: c.PullRequest, CommentID: c.ID, ReviewComment: true, HeadRepo: head,
+	}
+	return a.runCommand(ctx, bot.EventReviewComment, ce)
 }
 
 // refusedMarker is the hidden line of the one reply an untrusted commenter
@@ -132,14 +239,14 @@ func firstLine(s string) string {
 	return s
 }
 
-// commandReview runs /warden review or /warden resume on the pull request
-// the comment is on, at its current head. A review is fresh (the results
-// cache is not read, only written); a resume reads it, so only the items
-// the last review did not finish call the model.
-func (a *runner) commandReview(ctx context.Context, ce bot.Event, cmd bot.Command) (Result, error) {
-	p, err := a.svc.GitHub.PullRequest(ctx, ce.PullRequest)
+// commandReview runs /warden review or /warden resume on pull request
+// number, at its current head. A review is fresh (the results cache is not
+// read, only written); a resume reads it, so only the items the last
+// review did not finish call the model.
+func (a *runner) commandReview(ctx context.Context, number int, cmd bot.Command) (Result, error) {
+	p, err := a.svc.GitHub.PullRequest(ctx, number)
 	if err != nil {
-		return Result{}, fmt.Errorf("pull request #%d: %w", ce.PullRequest, err)
+		return Result{}, fmt.Errorf("pull request #%d: %w", number, err)
 	}
 	pr := fromGitHub(a.svc.Owner, a.svc.Repo, p)
 	opts := reviewOptions{trusted: true, fresh: cmd.Kind == bot.Review, command: true}
@@ -151,8 +258,13 @@ func (a *runner) commandReview(ctx context.Context, ce bot.Event, cmd bot.Comman
 
 // dismiss records a trusted `/warden dismiss` on one of warden's findings:
 // a reply in its thread carrying the dismissal marker, which later runs
-// read (ghreport.Follow) to leave the finding out.
-func (a *runner) dismiss(ctx context.Context, ce bot.Event, reason string, reply func(string)) bool {
+// read (ghreport.Follow) to leave the finding out; or, for a dismissal
+// naming a finding's id (cmd.Target), the entry in warden's findings
+// comment (dismissByID).
+func (a *runner) dismiss(ctx context.Context, ce bot.Event, cmd bot.Command, reply func(string)) bool {
+	if cmd.Target != "" {
+		return a.dismissByID(ctx, ce, cmd, reply)
+	}
 	threads, err := a.svc.GitHub.ReviewThreads(ctx, ce.PullRequest)
 	if err != nil {
 		a.gha.Warningf("warden: dismiss: reading review threads: %v", err)
@@ -162,14 +274,59 @@ func (a *runner) dismiss(ctx context.Context, ce bot.Event, reason string, reply
 		if t.RootID != ce.Comment.ReplyTo {
 			continue
 		}
-		text := fmt.Sprintf("Dismissed by @%s", ce.Comment.Author)
-		if reason != "" {
-			text += ": " + strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(reason)
-		}
-		reply(text + ". warden will not post this finding again on this pull request. " + ghreport.DismissedMarker(t.Fingerprint))
+		reply(dismissedText(ce.Comment.Author, cmd.Reason) + ". warden will not post this finding again on this pull request. " + ghreport.DismissedMarker(t.Fingerprint))
 		return true
 	}
 	reply("warden: `/warden dismiss` works as a reply to one of warden's own review comments; this thread is not one. Nothing was dismissed.")
+	return false
+}
+
+// dismissedText is "Dismissed by @login: reason", the reason's markup
+// made inert.
+func dismissedText(login, reason string) string {
+	text := fmt.Sprintf("Dismissed by @%s", login)
+	if reason != "" {
+		text += ": " + strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(reason)
+	}
+	return text
+}
+
+// dismissByID dismisses the finding cmd.Target names: an entry of warden's
+// findings comment (marked dismissed there, in warden's own comment), or
+// an inline finding whose fingerprint the id starts (the record in its
+// thread). The commenter is answered either way.
+func (a *runner) dismissByID(ctx context.Context, ce bot.Event, cmd bot.Command, reply func(string)) bool {
+	gh := a.svc.GitHub
+	ledger, err := ghbot.LoadLedger(ctx, gh, ce.PullRequest)
+	if err != nil {
+		a.gha.Warningf("warden: dismiss: reading warden's findings comment: %v", err)
+		reply("warden: warden's findings comment could not be read, so nothing was dismissed; try again.")
+		return false
+	}
+	if e, ok := ledger.Dismiss(cmd.Target, ce.Comment.Author, cmd.Reason); ok {
+		if err := ledger.Save(ctx, ""); err != nil {
+			a.gha.Warningf("warden: dismiss: %v", err)
+			reply("warden: warden's findings comment could not be updated, so nothing was dismissed; try again.")
+			return false
+		}
+		reply(fmt.Sprintf("Dismissed `%s` (%s) — %s. warden will not post this finding again on this pull request.",
+			e.ID(), report.Neutralize(e.Title, gh.RepoURL()), strings.TrimPrefix(dismissedText(ce.Comment.Author, cmd.Reason), "Dismissed ")))
+		return true
+	}
+	threads, err := gh.ReviewThreads(ctx, ce.PullRequest)
+	if err == nil {
+		for _, t := range threads {
+			if len(t.Fingerprint) >= 7 && "w"+t.Fingerprint[:7] == cmd.Target {
+				if err := gh.Reply(ghreport.Essential(ctx), ce.PullRequest, t.RootID, dismissedText(ce.Comment.Author, cmd.Reason)+". warden will not post this finding again on this pull request. "+ghreport.DismissedMarker(t.Fingerprint)); err != nil {
+					a.gha.Warningf("warden: dismiss: %v", err)
+					return false
+				}
+				reply(fmt.Sprintf("Dismissed `%s` (its review thread records it). warden will not post this finding again on this pull request.", cmd.Target))
+				return true
+			}
+		}
+	}
+	reply(fmt.Sprintf("warden: no finding `%s` on this pull request (the ids are in warden's findings comment). Nothing was dismissed.", cmd.Target))
 	return false
 }
 

@@ -25,9 +25,9 @@ type Env struct {
 
 // Inputs reads the Action's inputs: action.yml passes each as an INPUT_*
 // variable named by the upper snake case of its kebab-case name (fail-on
-// → INPUT_FAIL_ON). The results cache's directory comes from action.yml's
-// cache steps (input results-cache), WARDEN_RESULTS_CACHE_DIR, not from an
-// input of its own.
+// → INPUT_FAIL_ON). The results cache's directory comes from action.yml
+// (input results-cache), WARDEN_RESULTS_CACHE_DIR, not from an input of
+// its own.
 func (env Env) Inputs() (Inputs, error) {
 	in, err := ParseInputs(func(name string) string {
 		return env.Getenv("INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")))

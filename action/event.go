@@ -44,6 +44,7 @@ type PullRequest struct {
 	Author           string
 	Bot              bool
 	Fork             bool   // the head is in another repository
+	HeadRepo         string // the head repository's full name ("" when deleted)
 	Association      string // author_association: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, ...
 }
 
@@ -62,6 +63,7 @@ func fromGitHub(owner, repo string, p *gh.PullRequest) *PullRequest {
 		// its workflows no secrets either.
 		Fork: p.GetHead().GetRepo() == nil || p.GetHead().GetRepo().GetFullName() != p.GetBase().GetRepo().GetFullName(),
 	}
+	pr.HeadRepo = p.GetHead().GetRepo().GetFullName()
 	pr.Bot = p.GetUser().GetType() == "Bot" || strings.HasSuffix(pr.Author, "[bot]")
 	return pr
 }

@@ -58,9 +58,10 @@ type Inputs struct {
 	Mode                 Mode
 	ReportPath           string
 	// ResultsCacheDir holds the results cache (WARDEN_RESULTS_CACHE_DIR,
-	// the directory action.yml restores and saves with actions/cache when
-	// input results-cache is true); "" means none. Each trust domain has
-	// its own subdirectory.
+	// a directory of the runner's that action.yml names when input
+	// results-cache is true; warden fills it from earlier runs' workflow
+	// artifacts and action.yml uploads it as this run's); "" means none.
+	// Each trust domain has its own subdirectory.
 	ResultsCacheDir string
 	// ResultsCacheSecret signs the trusted domain's entries (input
 	// results-cache-secret); empty: a hash of the trusted configuration's

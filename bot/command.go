@@ -49,6 +49,11 @@ type Command struct {
 	// Reason is a dismissal's or an acceptance's reason, one line, at
 	// most MaxReason runes.
 	Reason string
+	// Target is the finding a dismissal names by its id in warden's
+	// findings comment ("w" and seven hex digits, the reason's first
+	// word); "" when it names none (a reply in a review thread dismisses
+	// that thread's finding).
+	Target string
 	// Word is what followed "/warden" for an Unknown command (clipped).
 	Word string
 	// Err says what is wrong with a command that cannot run as written
@@ -62,6 +67,10 @@ const MaxReason = 200
 // maxCommentBytes is the most of a comment Parse reads: GitHub caps a
 // comment at 65,536 characters.
 const maxCommentBytes = 4 * 65536
+
+// findingID is the id of a finding in warden's findings comment: "w" and
+// the first seven hex digits of its fingerprint.
+var findingID = regexp.MustCompile(`^w[0-9a-f]{7}$`)
 
 // skillName is what a skill may be called (skills' own rule: lower-case
 // words joined by hyphens); anything else in --skill is an error.
@@ -158,11 +167,16 @@ func parseFields(args []string, line string) Command {
 		// The reason is the rest of the line, as written.
 		rest := strings.TrimSpace(line[len(strings.Fields(line)[0]):])
 		rest = strings.TrimSpace(rest[len(args[0]):])
-		kind := Dismiss
 		if strings.EqualFold(args[0], "accept") {
-			kind = Accept
+			return Command{Kind: Accept, Reason: clip(strings.Join(strings.Fields(rest), " "), MaxReason)}
 		}
-		return Command{Kind: kind, Reason: clip(strings.Join(strings.Fields(rest), " "), MaxReason)}
+		c := Command{Kind: Dismiss}
+		if len(args) > 1 && findingID.MatchString(args[1]) {
+			c.Target = args[1]
+			rest = strings.TrimSpace(rest[len(args[1]):])
+		}
+		c.Reason = clip(strings.Join(strings.Fields(rest), " "), MaxReason)
+		return c
 	}
 	return Command{Kind: Unknown, Word: clip(args[0], 40)}
 }

@@ -24,6 +24,10 @@ type Event struct {
 	// replies then go to the pulls API, else to the issues API).
 	CommentID     int64
 	ReviewComment bool
+	// HeadRepo is the full name of the pull request's head repository,
+	// for a review comment (its payload carries the pull request); ""
+	// for a conversation comment or a deleted fork.
+	HeadRepo string
 }
 
 // ParseEvent reads an issue_comment or pull_request_review_comment
@@ -54,6 +58,11 @@ func ParseEvent(name string, payload []byte) (Event, error) {
 		} `json:"issue"`
 		PullRequest *struct {
 			Number int `json:"number"`
+			Head   struct {
+				Repo *struct {
+					FullName string `json:"full_name"`
+				} `json:"repo"`
+			} `json:"head"`
 		} `json:"pull_request"`
 	}
 	if err := json.Unmarshal(payload, &p); err != nil {
@@ -81,6 +90,9 @@ func ParseEvent(name string, payload []byte) (Event, error) {
 			return Event{}, fmt.Errorf("%s event: %s", name, eventPayloadHasNoNumber)
 		}
 		ev.PullRequest, ev.ReviewComment, ev.Comment.OnPullRequest = p.PullRequest.Number, true, true
+		if r := p.PullRequest.Head.Repo; r != nil {
+			ev.HeadRepo = r.FullName
+		}
 	}
 	return ev, nil
 }

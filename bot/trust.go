@@ -134,8 +134,8 @@ func Decide(c Comment, trusted []string) Decision {
 		return Decision{Verdict: Refuse, Command: cmd, Reply: "warden: " + cmd.Err + ". Nothing was run.\n\n" + HelpText}
 	case cmd.Kind == Unknown:
 		return Decision{Verdict: Refuse, Command: cmd, Reply: fmt.Sprintf("warden: `%s` is not a command. Nothing was run.\n\n%s", strings.ReplaceAll(cmd.Word, "`", "'"), HelpText)}
-	case cmd.Kind == Dismiss && c.ReplyTo == 0:
-		return Decision{Verdict: Refuse, Command: cmd, Reply: "warden: `/warden dismiss` works as a reply to one of warden's review comments, to dismiss that finding. Nothing was dismissed."}
+	case cmd.Kind == Dismiss && c.ReplyTo == 0 && cmd.Target == "":
+		return Decision{Verdict: Refuse, Command: cmd, Reply: "warden: `/warden dismiss` works as a reply to one of warden's review comments, to dismiss that finding, or in a comment naming a finding's id from warden's findings comment (`/warden dismiss w1a2b3c4 [reason]`). Nothing was dismissed."}
 	case cmd.Kind == Help:
 		return Decision{Verdict: Run, Command: cmd, Reply: HelpText}
 	}
@@ -148,5 +148,6 @@ const HelpText = "**warden commands** (in a comment on the pull request; by the 
 	"- `/warden review --skill NAME`: review it with that skill only (repeat `--skill` for more).\n" +
 	"- `/warden resume`: finish the last review: only the items it did not review are sent to the model.\n" +
 	"- `/warden dismiss [reason]`: as a reply to a warden comment, dismiss that finding; it is not posted again on this pull request.\n" +
+	"- `/warden dismiss <id> [reason]`: dismiss the finding with that id in warden's findings comment (the findings that are not inline comments).\n" +
 	"- `/warden accept [reason]`: accept the incomplete review of the current head as it is: its check run passes required checks and records who accepted it, when and why.\n" +
 	"- `/warden help`: this list."

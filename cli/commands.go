@@ -57,14 +57,17 @@ var Commands = []Command{
 		parse: parseProbe,
 	},
 	{
-		Name: "eval", Summary: "score skills on each route over a corpus of cases with known findings; record and replay the answers",
-		Usage: "eval [--replay DIR | --record DIR] [--baseline FILE] [--config FILE] [--skills DIR] [--skill NAME]... [--format text|json|markdown] CORPUS...",
-		Details: "A case is a directory with case.toml (known findings, clean regions), change.diff and files/ (see the README).\n" +
-			"Exit codes: 0 scored; 1 a regression against --baseline; 2 bad input; 3 some items got no answer.",
+		Name: "eval", Summary: "score skills on each route over a corpus of cases with known findings; record and replay the answers, also under fault schedules",
+		Usage: "eval [--replay DIR | --record DIR] [--baseline FILE | --faults FILE...] [--config FILE] [--skills DIR] [--skill NAME]... [--format text|json|markdown] CORPUS...",
+		Details: "CORPUS is a case directory (case.toml, change.diff, files/), a directory of them, or a .toml file of pointers to\n" +
+			"public commits, fetched with git into the eval cache (see the README).\n" +
+			"Exit codes: 0 scored; 1 a regression against --baseline, or under --faults a wrong outcome or a review over its\n" +
+			"budget; 2 bad input; 3 some items got no answer.",
 		Examples: []string{
 			modelExample + "  # the model to score, for the lines below",
 			"warden eval --record eval/rec --format json --output base.json eval/cases   # record its answers",
 			"warden eval --replay eval/rec --baseline base.json eval/cases               # in CI: no model called",
+			"warden eval --replay eval/rec --faults eval/faults eval/cases               # the same answers under fault schedules",
 		},
 		parse: parseEval,
 	},

@@ -84,7 +84,8 @@ type Eval struct {
 	Replay     string
 	Record     string
 	Baseline   string
-	Format     string // one of eval.Formats
+	Faults     []string // scenario files (or directories of them) whose fault schedules play during a replay
+	Format     string   // one of eval.Formats
 	Output     string
 	Thresholds eval.Thresholds
 	Verbose    bool
@@ -99,6 +100,7 @@ func parseEval(fs *flag.FlagSet, args []string) (any, error) {
 	fs.StringVar(&o.Replay, "replay", "", "answer every request from the recording in `DIR`; no model is called, no key needed")
 	fs.StringVar(&o.Record, "record", "", "save every model answer to `DIR`, for --replay")
 	fs.StringVar(&o.Baseline, "baseline", "", "compare with the JSON result in `FILE` (from --format json); exit 1 on a regression")
+	fs.Var((*stringList)(&o.Faults), "faults", "with --replay: play the fault schedule of the scenario `FILE` (or each *.toml of a directory) against the routes and score outcome, time, calls and recall (repeatable)")
 	fs.Float64Var(&o.Thresholds.Ratio, "max-regression", eval.DefaultThresholds.Ratio, "the largest drop in recall, precision or localisation --baseline allows, as a `FRACTION`")
 	fs.Float64Var(&o.Thresholds.Noise, "max-noise-increase", eval.DefaultThresholds.Noise, "the largest rise in findings per 100 changed lines of clean cases --baseline allows (`N`)")
 	fs.StringVar(&o.Format, "format", "text", "output `FORMAT`: text, json or markdown")
@@ -113,6 +115,10 @@ func parseEval(fs *flag.FlagSet, args []string) (any, error) {
 		return nil, errors.New("no corpus: name one or more case directories, or directories of cases")
 	case o.Replay != "" && o.Record != "":
 		return nil, errors.New("--replay and --record cannot be used together")
+	case len(o.Faults) > 0 && o.Replay == "":
+		return nil, errors.New("--faults needs --replay DIR: the schedules play over recorded answers")
+	case len(o.Faults) > 0 && o.Baseline != "":
+		return nil, errors.New("--faults and --baseline cannot be used together: a fault-scored run has no baseline")
 	case !slices.Contains(eval.Formats, o.Format):
 		return nil, fmt.Errorf("--format %q: want text, json or markdown", o.Format)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/execution/openai"
@@ -44,6 +45,50 @@ func (c *fileConfig) EngineRoutes(getenv func(string) string, needKeys bool, ver
 		}
 	}
 	return routes, nil
+}
+
+// RoutesOver returns the builder of the configured routes for `warden
+// eval --faults`, which plays a fault schedule in memory behind each
+// route: the first len(transports) routes, as EngineRoutes builds them but
+// with no key, on the same OpenAI-compatible client sending through
+// transports[i] instead of the network.
+func (c *fileConfig) RoutesOver(getenv func(string) string, version string) func(transports []http.RoundTripper) ([]execution.Route, error) {
+	return func(transports []http.RoundTripper) ([]execution.Route, error) {
+		return c.routesOver(getenv, transports, version)
+	}
+}
+
+func (c *fileConfig) routesOver(getenv func(string) string, transports []http.RoundTripper, version string) ([]execution.Route, error) {
+	confs, err := c.RouteConfigs(getenv, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(confs) < len(transports) {
+		return nil, fmt.Errorf("%d routes configured, %d wanted", len(confs), len(transports))
+	}
+	routes := make([]execution.Route, len(transports))
+	for i, rc := range confs[:len(transports)] {
+		p, err := openai.New(openai.Config{BaseURL: rc.BaseURL, UserAgent: "warden/" + version, HTTPClient: &http.Client{Transport: transports[i]}})
+		if err != nil {
+			return nil, fmt.Errorf("route %q: %v", rc.Name, err)
+		}
+		routes[i] = rc.EngineRoute()
+		routes[i].Provider = p
+	}
+	return routes, nil
+}
+
+// ScenarioReader reads a scenario file's warden.toml part
+// (scenario.File.ConfigTOML) as warden.toml, for `warden eval --faults`:
+// the engine's policy and the builder of its routes (RoutesOver).
+func ScenarioReader(getenv func(string) string, version string) func(name string, doc []byte) (execution.Policy, func([]http.RoundTripper) ([]execution.Route, error), error) {
+	return func(name string, doc []byte) (execution.Policy, func([]http.RoundTripper) ([]execution.Route, error), error) {
+		c, err := parseConfig(name, doc)
+		if err != nil {
+			return execution.Policy{}, nil, err
+		}
+		return c.Policy(), c.RoutesOver(getenv, version), nil
+	}
 }
 
 // RouteConfigs returns the routes to call: warden.toml's [[routes]], else

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -48,6 +49,9 @@ type Known struct {
 	EndLine   int    `toml:"end_line" json:"end_line"`
 	Category  string `toml:"category" json:"category"`
 	Severity  string `toml:"severity" json:"severity"`
+	// Fix is, in a pointer corpus, the commit that fixed this finding
+	// when it is not the case's fix.
+	Fix string `toml:"fix" json:"fix,omitempty"`
 }
 
 // Region is a range of new-side lines of one file.
@@ -65,6 +69,9 @@ type Case struct {
 	Files []*hunks.File
 	// Changed is the number of added lines: the denominator of noise.
 	Changed int
+	// Pointer is the pointer the case was materialised from; nil for a
+	// case directory.
+	Pointer *Pointer
 	files   fs.FS
 }
 
@@ -80,16 +87,23 @@ func (c *Case) Source(p string) ([]byte, error) { return fs.ReadFile(c.files, p)
 // and that every known finding and clean region lies in a changed file;
 // an error names the case's file and the problem.
 func LoadCase(dir string) (*Case, error) {
-	c := &Case{Name: filepath.Base(dir), Dir: dir, files: os.DirFS(filepath.Join(dir, FilesDir))}
-	meta, err := os.ReadFile(filepath.Join(dir, CaseFile))
+	data, err := os.ReadFile(filepath.Join(dir, CaseFile))
 	if err != nil {
 		return nil, fmt.Errorf("case %s: %w", dir, err)
 	}
-	dec := toml.NewDecoder(bytes.NewReader(meta))
+	var meta Meta
+	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c.Meta); err != nil {
+	if err := dec.Decode(&meta); err != nil {
 		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, CaseFile), review.OneLine(err.Error()))
 	}
+	return loadCase(dir, meta)
+}
+
+// loadCase reads the change and the files of the case in dir, described
+// by meta, and checks them (see LoadCase).
+func loadCase(dir string, meta Meta) (*Case, error) {
+	c := &Case{Name: filepath.Base(dir), Dir: dir, Meta: meta, files: os.DirFS(filepath.Join(dir, FilesDir))}
 	diff, err := os.Open(filepath.Join(dir, ChangeFile))
 	if err != nil {
 		return nil, fmt.Errorf("case %s: %w", dir, err)
@@ -164,14 +178,48 @@ func checkRange(changed map[string]bool, p string, start, end int) error {
 	return nil
 }
 
-// LoadCorpus loads the cases named by paths: a directory with case.toml is
-// one case, any other directory holds cases (each subdirectory with a
-// case.toml, in name order). Cases are named by their path relative to the
-// argument's parent, so two corpora may both have a case "go-nil".
+// LoadCorpus loads the case directories named by paths (Sources.Load with
+// no cache: a pointer corpus is an error).
 func LoadCorpus(paths []string) ([]*Case, error) {
+	return Sources{}.Load(context.Background(), paths)
+}
+
+// Load loads the cases named by paths: a directory with case.toml is one
+// case, any other directory holds cases (each subdirectory with a
+// case.toml, in name order), and a .toml file is a pointer corpus whose
+// cases are materialised with git (Materialize). Cases are named by their
+// path relative to the argument's parent, so two corpora may both have a
+// case "go-nil"; a pointer case by its file's name and its own
+// ("real/cobra-help-flag" for case cobra-help-flag of real.toml).
+func (s Sources) Load(ctx context.Context, paths []string) ([]*Case, error) {
 	var cases []*Case
 	seen := map[string]bool{}
+	add := func(c *Case) error {
+		if seen[c.Name] {
+			return fmt.Errorf("corpus: case %s is named twice", c.Name)
+		}
+		seen[c.Name] = true
+		cases = append(cases, c)
+		return nil
+	}
 	for _, p := range paths {
+		if IsPointerFile(p) {
+			pf, err := ReadPointers(p)
+			if err != nil {
+				return nil, err
+			}
+			stem := strings.TrimSuffix(filepath.Base(p), ".toml")
+			for _, ptr := range pf.Cases {
+				c, err := s.Materialize(ctx, ptr, stem+"/"+ptr.Name)
+				if err != nil {
+					return nil, fmt.Errorf("corpus %s: %w", p, err)
+				}
+				if err := add(c); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
 		dirs, err := caseDirs(p)
 		if err != nil {
 			return nil, err
@@ -184,15 +232,13 @@ func LoadCorpus(paths []string) ([]*Case, error) {
 			if rel, err := filepath.Rel(filepath.Dir(filepath.Clean(p)), d); err == nil {
 				c.Name = filepath.ToSlash(rel)
 			}
-			if seen[c.Name] {
-				return nil, fmt.Errorf("corpus: case %s is named twice", c.Name)
+			if err := add(c); err != nil {
+				return nil, err
 			}
-			seen[c.Name] = true
-			cases = append(cases, c)
 		}
 	}
 	if len(cases) == 0 {
-		return nil, fmt.Errorf("corpus %s: no case (a case is a directory with %s)", strings.Join(paths, " "), CaseFile)
+		return nil, fmt.Errorf("corpus %s: no case (a case is a directory with %s, or a .toml file of [[cases]] pointers)", strings.Join(paths, " "), CaseFile)
 	}
 	return cases, nil
 }

@@ -13,7 +13,7 @@ func f(v float64) *float64 { return &v }
 // are regressions; a better run is not.
 func TestCompare(t *testing.T) {
 	t.Parallel()
-	base := &Result{Schema: Schema, Mode: ModeReplayed, Scores: []Score{
+	base := &Result{Header: Header{Schema: Schema, Mode: ModeReplayed}, Scores: []Score{
 		{Skill: "s", Route: "r", Model: "m", Recall: f(0.5), Precision: f(0.8), Localisation: f(1), NoisePer100: f(2)},
 		{Skill: "gone", Route: "r", Model: "m", Recall: f(0.5)},
 	}}
@@ -32,7 +32,7 @@ func TestCompare(t *testing.T) {
 	for _, tt := range tests {
 		cur := tt.cur
 		cur.Skill, cur.Route, cur.Model = "s", "r", "m"
-		c := Compare(base, &Result{Schema: Schema, Scores: []Score{cur}}, DefaultThresholds)
+		c := Compare(base, &Result{Header: Header{Schema: Schema}, Scores: []Score{cur}}, DefaultThresholds)
 		got := []string{}
 		for _, g := range c.Regressions {
 			if g.Skill == "s" {

@@ -9,7 +9,7 @@ import (
 
 // Label is the line every rendering of a result starts with: where its
 // answers came from, and what the corpus can say.
-func (r *Result) Label() string {
+func (r *Header) Label() string {
 	var b strings.Builder
 	switch r.Mode {
 	case ModeReplayed:

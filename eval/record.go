@@ -24,8 +24,11 @@ const RecordingFormat = "warden.eval.recording/v1"
 // (review.CacheKey) in the recording's own domain, so any change of the
 // prompt, the skill's text, the chunk, its context, the schema, max_tokens
 // or temperature is another key.
-func Key(req *execution.Request) string {
-	return review.CacheKey(RecordingFormat, req.Model, req)
+func Key(req *execution.Request) string { return keyFor(req.Model, req) }
+
+// keyFor is req's key as if it were sent to model.
+func keyFor(model string, req *execution.Request) string {
+	return review.CacheKey(RecordingFormat, model, req)
 }
 
 // Entry is one recorded answer.

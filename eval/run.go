@@ -41,8 +41,9 @@ type Options struct {
 	Context *related.Options
 }
 
-// Result is the outcome of an eval run: a score per skill and route.
-type Result struct {
+// Header is what every eval run's result says of itself: its schema,
+// where its answers came from and what its corpus is.
+type Header struct {
 	Schema string `json:"schema"`
 	// Mode says where the answers came from: live from the model, recorded
 	// (live, and saved), or replayed from a recording with no model.
@@ -54,7 +55,23 @@ type Result struct {
 	// mechanics and says nothing of a model's or skill's quality.
 	Synthetic bool       `json:"synthetic"`
 	Cases     []CaseInfo `json:"cases"`
-	Scores    []Score    `json:"scores"`
+}
+
+// newHeader is the header of a run over cases in mode, its producers not
+// known yet.
+func newHeader(schema string, mode Mode, cases []*Case) Header {
+	h := Header{Schema: schema, Mode: mode, Synthetic: true, Producers: []string{}, Cases: []CaseInfo{}}
+	for _, c := range cases {
+		h.Synthetic = h.Synthetic && c.Meta.Synthetic
+		h.Cases = append(h.Cases, caseInfo(c))
+	}
+	return h
+}
+
+// Result is the outcome of an eval run: a score per skill and route.
+type Result struct {
+	Header
+	Scores []Score `json:"scores"`
 }
 
 // CaseInfo is a case as the result lists it.
@@ -64,6 +81,9 @@ type CaseInfo struct {
 	Synthetic bool   `json:"synthetic"`
 	Changed   int    `json:"changed_lines"`
 	Known     int    `json:"known_findings"`
+	// A pointer case's repository and reviewed commit.
+	Repository string `json:"repository,omitempty"`
+	Commit     string `json:"commit,omitempty"`
 }
 
 // Score is one skill on one route over the corpus. The counts are the
@@ -131,11 +151,7 @@ func Run(ctx context.Context, cases []*Case, opts Options) (*Result, error) {
 	if tape == nil {
 		tape = NewTape(ModeLive, "", "")
 	}
-	res := &Result{Schema: Schema, Mode: tape.mode, Synthetic: true, Producers: []string{}, Cases: []CaseInfo{}, Scores: []Score{}}
-	for _, c := range cases {
-		res.Synthetic = res.Synthetic && c.Meta.Synthetic
-		res.Cases = append(res.Cases, CaseInfo{Name: c.Name, Clean: c.Clean(), Synthetic: c.Meta.Synthetic, Changed: c.Changed, Known: len(c.Meta.Findings)})
-	}
+	res := &Result{Header: newHeader(Schema, tape.mode, cases), Scores: []Score{}}
 	for _, rt := range opts.Routes {
 		rt.Provider = tape.Wrap(rt)
 		for _, sk := range opts.Skills {
@@ -157,6 +173,14 @@ func Run(ctx context.Context, cases []*Case, opts Options) (*Result, error) {
 	}
 	res.Producers = append(res.Producers, tape.Producers()...)
 	return res, nil
+}
+
+func caseInfo(c *Case) CaseInfo {
+	ci := CaseInfo{Name: c.Name, Clean: c.Clean(), Synthetic: c.Meta.Synthetic, Changed: c.Changed, Known: len(c.Meta.Findings)}
+	if c.Pointer != nil {
+		ci.Repository, ci.Commit = c.Pointer.Repository, c.Pointer.Commit
+	}
+	return ci
 }
 
 // runCase reviews case c with skill sk on route rt and adds it to s.

@@ -1,11 +1,14 @@
 package eval
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
+	"os"
 
 	"github.com/org/warden/execution"
 	"github.com/org/warden/related"
@@ -17,7 +20,8 @@ import (
 // the baseline, the skills and the recording are, and the configuration's
 // part of a review's setup.
 type Config struct {
-	Corpus   []string // case directories, or directories of cases
+	Corpus   []string // case directories, directories of cases, or pointer corpus files
+	Sources  Sources  // where pointer cases are fetched and kept
 	Baseline string   // a JSON result (WriteJSON) to compare with; "" for none
 	Skills   fs.FS    // the repository root whose skills are scored, with the built-ins
 	Only     []string // score only these skills; none: every configured one
@@ -27,7 +31,10 @@ type Config struct {
 	Context *related.Options // context beyond the hunk; nil for none
 	Replay  string           // answer every request from this recording
 	Record  string           // save every model answer here (not with Replay)
-	Logger  *slog.Logger
+	// Faults are scenario files (or directories of them) whose fault
+	// schedules play while Replay is replayed (RunFaults).
+	Faults []string
+	Logger *slog.Logger
 }
 
 // Prepared is what a run scores: the corpus's cases, the chosen skills
@@ -39,10 +46,11 @@ type Prepared struct {
 	Baseline *Result // nil when Config.Baseline is ""
 }
 
-// Prepare loads the corpus, the baseline and the skills, in that order;
-// the first problem is the error.
-func Prepare(c Config) (*Prepared, error) {
-	cases, err := LoadCorpus(c.Corpus)
+// Prepare loads the corpus (fetching the commits of pointer cases not in
+// the cache), the baseline and the skills, in that order; the first
+// problem is the error.
+func Prepare(ctx context.Context, c Config) (*Prepared, error) {
+	cases, err := c.Sources.Load(ctx, c.Corpus)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +63,59 @@ func Prepare(c Config) (*Prepared, error) {
 	if p.Skills, p.Unused, err = review.ChooseSkills(c.Skills, c.Setup.Configured, c.Only); err != nil {
 		return nil, err
 	}
+	if fi, err := os.Stat(c.Replay); c.Replay != "" && (err != nil || !fi.IsDir()) {
+		return nil, fmt.Errorf("eval: --replay %s: not a directory of recorded answers", c.Replay)
+	}
 	return p, nil
+}
+
+// Report is a finished run as the command line shows it.
+type Report interface {
+	// Write renders the run in format, one of Formats.
+	Write(w io.Writer, format string) error
+	// Verdict says, each as one line ("" for none), what a CI gate fails
+	// on and, else, what makes the scores incomplete.
+	Verdict() (failed, incomplete string)
+}
+
+// scored is a run of Score: its result, its comparison with the baseline
+// and the judgement of both.
+type scored struct {
+	res                *Result
+	cmp                *Comparison
+	failed, incomplete string
+}
+
+func (s scored) Write(w io.Writer, format string) error { return Write(w, format, s.res, s.cmp) }
+func (s scored) Verdict() (failed, incomplete string)   { return s.failed, s.incomplete }
+
+// Score runs the prepared eval on routes (Run) and judges it against the
+// baseline, if any, with th (Judge).
+func (c Config) Score(ctx context.Context, p *Prepared, routes []execution.Route, th Thresholds) (Report, error) {
+	if err := CheckRoutes(routes); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	res, err := Run(ctx, p.Cases, c.Options(p, routes))
+	if err != nil {
+		return nil, err
+	}
+	cmp, failed, incomplete := p.Judge(res, th, c.Baseline)
+	return scored{res, cmp, failed, incomplete}, nil
+}
+
+// RunFaults replays the prepared eval with no faults, with base's policy
+// and routes, then under each schedule of c.Faults, read by parse
+// (LoadFaults, RunFaults).
+func (c Config) RunFaults(ctx context.Context, p *Prepared, parse func(name string, doc []byte) (execution.Policy, func([]http.RoundTripper) ([]execution.Route, error), error), base Faults) (Report, error) {
+	faults, err := LoadFaults(c.Faults, parse)
+	if err != nil {
+		return nil, fmt.Errorf("eval: --faults: %w", err)
+	}
+	res, err := RunFaults(ctx, p.Cases, base, faults, c.FaultOptions(p))
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	return res, nil
 }
 
 // Options are the run's options on routes: the prepared skills, the
@@ -73,18 +133,34 @@ func (c Config) Options(p *Prepared, routes []execution.Route) Options {
 		Tape: tape, Logger: c.Logger, Verify: c.Setup.Verify, Context: c.Context}
 }
 
+// FaultOptions are a fault-scored run's options: the prepared skills, the
+// configuration's answer cap, verification and context, and the replayed
+// recording (of the baseline's first route: RunFaults).
+func (c Config) FaultOptions(p *Prepared) FaultOptions {
+	return FaultOptions{Skills: p.Skills, Tape: NewTape(ModeReplayed, c.Replay, ""), MaxTokens: c.Setup.MaxTokens,
+		Verify: c.Setup.Verify, Context: c.Context, Logger: c.Logger}
+}
+
 // Judge compares res with the baseline, when there is one (nil otherwise),
-// and counts the items that got no answer (the scores are incomplete when
-// any did).
-func (p *Prepared) Judge(res *Result, th Thresholds) (c *Comparison, incomplete int) {
+// and says, each as one line ("" for none), what a CI gate fails on (a
+// regression against the baseline, whose file is named) and, else, what
+// makes the scores incomplete (items that got no answer).
+func (p *Prepared) Judge(res *Result, th Thresholds, baseline string) (c *Comparison, failed, incomplete string) {
 	if p.Baseline != nil {
 		cmp := Compare(p.Baseline, res, th)
 		c = &cmp
+		if n := len(cmp.Regressions); n > 0 {
+			return c, fmt.Sprintf("%d regressions against %s", n, baseline), ""
+		}
 	}
+	n := 0
 	for _, s := range res.Scores {
-		incomplete += s.Failed
+		n += s.Failed
 	}
-	return c, incomplete
+	if n > 0 {
+		incomplete = fmt.Sprintf("%d items got no answer; the scores are incomplete", n)
+	}
+	return c, "", incomplete
 }
 
 // Formats are the renderings Write knows.

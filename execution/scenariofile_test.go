@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -156,10 +155,9 @@ func configOf(sc *scenario.File) (*config.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := sc.Path
-	cfg, err := config.Parse(path, doc)
+	cfg, err := config.Parse(sc.Path, doc)
 	if err != nil {
-		return nil, errors.New(regexp.MustCompile(`^`+regexp.QuoteMeta(path)+`:\d+: `).ReplaceAllString(err.Error(), path+": "))
+		return nil, sc.ConfigError(err)
 	}
 	return cfg, nil
 }

@@ -625,6 +625,15 @@ func cacheLine(r *review.Report) string {
 	if n == 0 {
 		return ""
 	}
+	return fmt.Sprintf("%s of the %s reviewed %s from the results cache, answered earlier by %s; no model was called for %s",
+		review.Count(n), review.Count(r.Summary.Reviewed), pick(n, "item came", "items came"), cacheWho(r), pick(n, "it", "them"))
+}
+
+// cacheWho is who answered the items served from the results cache:
+// "moonshotai/kimi-k2 at openrouter.ai (route primary)", the model and
+// endpoint the cache's key holds and the current route with them; several
+// joined, most items first.
+func cacheWho(r *review.Report) string {
 	var by []string
 	for _, it := range r.Items {
 		if !it.Cached {
@@ -639,9 +648,7 @@ func cacheLine(r *review.Report) string {
 		}
 		by = append(by, who)
 	}
-	who := joinTally(tally(by), func(e tallyEntry) string { return e.key })
-	return fmt.Sprintf("%s of the %s reviewed %s from the results cache, answered earlier by %s; no model was called for %s",
-		review.Count(n), review.Count(r.Summary.Reviewed), pick(n, "item came", "items came"), who, pick(n, "it", "them"))
+	return joinTally(tally(by), func(e tallyEntry) string { return e.key })
 }
 
 // fallbackNone is the line of a review that called a model and had no

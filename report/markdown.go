@@ -1004,8 +1004,9 @@ func longestRun(s string, c byte) int {
 // that neither hides in the counts.
 func mdBot(r *review.Report) string {
 	var b strings.Builder
-	if l := cacheLine(r); l != "" {
-		b.WriteString("**From the results cache:** " + mdEscape(l) + ".\n\n")
+	if n := r.Summary.Cached; n > 0 {
+		fmt.Fprintf(&b, "**%s from earlier runs:** of the %s reviewed items, %s answered by earlier runs (the results cache: paid for once, no model call; answered by %s), %s by the model in this run.\n\n",
+			review.Count(n), review.Count(r.Summary.Reviewed), review.Plural(n, "one was", review.Count(n)+" were"), mdEscape(cacheWho(r)), review.Count(r.Summary.Reviewed-n))
 	}
 	if n := r.Summary.NotPosted; n > 0 {
 		fmt.Fprintf(&b, "**Not posted: rate budget.** %s could not be posted on the pull request within GitHub's limits on content-creating requests (80 a minute, 500 an hour); %s in this check run's annotations and the report.\n\n",

@@ -64,8 +64,10 @@ const maxEntryBytes = 1<<20 + 4096
 // issue_comment), so its entries have other keys and the privileged run
 // never reads them, even from a shared directory; with Secret (which only
 // the privileged run holds) an entry forged under the privileged run's key
-// fails its HMAC. The composite action keeps the two apart in storage as
-// well (see action.yml: separate cache paths and key prefixes).
+// fails its HMAC. The Action keeps the two apart in storage as well:
+// each domain is a directory and a workflow artifact of its own, and a
+// privileged run never reads an artifact of a run that executed a fork's
+// workflow file (ghbot.Store).
 //
 // A Cache is safe for concurrent use. The zero value is not usable: Dir
 // must be set.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -200,6 +201,24 @@ type RouteBounds struct {
 	MaxCallsBeforeOpen int  `toml:"max_calls_before_open"` // requests sent before the breaker first opened
 }
 
+// DecodeError is err, from a strict go-toml decoder of the file at path,
+// as one line naming the file and the line: "path:5: routes.speed:
+// unknown key", "path:2: <go-toml's words>".
+func DecodeError(path string, err error) error {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		e := strict.Errors[0]
+		row, _ := e.Position()
+		return fmt.Errorf("%s:%d: %s: unknown key", path, row, strings.Join(e.Key(), "."))
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, _ := de.Position()
+		return fmt.Errorf("%s:%d: %s", path, row, strings.Join(strings.Fields(de.Error()), " "))
+	}
+	return fmt.Errorf("%s: %s", path, strings.Join(strings.Fields(err.Error()), " "))
+}
+
 // Load reads and checks one scenario file. Its [[items]] are the engine
 // runner's business and not checked here; what its warden.toml part means
 // is config's (ConfigTOML).
@@ -211,18 +230,7 @@ func Load(path string) (*File, error) {
 	var sc File
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&sc); err != nil {
-		var strict *toml.StrictMissingError
-		if errors.As(err, &strict) && len(strict.Errors) > 0 {
-			e := strict.Errors[0]
-			row, _ := e.Position()
-			return nil, fmt.Errorf("%s:%d: %s: unknown key", path, row, strings.Join(e.Key(), "."))
-		}
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			row, _ := de.Position()
-			return nil, fmt.Errorf("%s:%d: %s", path, row, de.Error())
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, DecodeError(path, err)
 	}
 	sc.Name, sc.Path, sc.data = strings.TrimSuffix(filepath.Base(path), ".toml"), path, data
 	bad := func(format string, args ...any) error {
@@ -260,6 +268,13 @@ func Load(path string) (*File, error) {
 		return nil, bad("expect.outcome %q: want complete, partial or provider-unavailable", sc.Expect.Outcome)
 	}
 	return &sc, nil
+}
+
+// ConfigError is err, an error config.Parse gave about ConfigTOML's
+// document, without the line number: the document's lines are not the
+// file's (its key names the place).
+func (sc *File) ConfigError(err error) error {
+	return errors.New(regexp.MustCompile(`^`+regexp.QuoteMeta(sc.Path)+`:\d+: `).ReplaceAllString(err.Error(), sc.Path+": "))
 }
 
 // ConfigTOML is the file's warden.toml part, [review], [retry] and
@@ -303,4 +318,28 @@ func (sc *File) ConfigTOML() ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", sc.Path, err)
 	}
 	return doc, nil
+}
+
+// LoadAll loads the scenario files paths name: a file as it is, a
+// directory's *.toml in name order (a directory with none is an error).
+func LoadAll(paths []string) ([]*File, error) {
+	var out []*File
+	for _, p := range paths {
+		files := []string{p}
+		if fi, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", p, errors.Unwrap(err))
+		} else if fi.IsDir() {
+			if files, _ = filepath.Glob(filepath.Join(p, "*.toml")); len(files) == 0 {
+				return nil, fmt.Errorf("scenario directory %s: no *.toml scenario in it", p)
+			}
+		}
+		for _, f := range files {
+			sc, err := Load(f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sc)
+		}
+	}
+	return out, nil
 }

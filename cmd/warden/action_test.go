@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/org/warden/ghbot"
 	"github.com/org/warden/internal/fakegithub"
 )
 
@@ -28,6 +29,8 @@ type actionHarness struct {
 	pr    fakegithub.PullRequest
 	env   map[string]string
 	dir   string // files the runner provides: event, outputs, summary
+	// lastJob is the job of the last runOnGitHub.
+	lastJob *fakegithub.Job
 }
 
 const (
@@ -96,7 +99,13 @@ func (h *actionHarness) refreshPR() {
 		}
 		patch := r.git("diff", base, head, "--", path)
 		patch = patch[strings.Index(patch, "@@"):]
-		h.pr.Files = append(h.pr.Files, fakegithub.File{Filename: path, Status: status, Additions: strings.Count(patch, "\n+"), Deletions: strings.Count(patch, "\n-"), Patch: strings.TrimSuffix(patch, "\n")})
+		// The file's content at the head lets the fake follow review
+		// comments across pushes as GitHub does.
+		content := ""
+		if status != "removed" {
+			content = r.git("show", head+":"+path)
+		}
+		h.pr.Files = append(h.pr.Files, fakegithub.File{Filename: path, Status: status, Additions: strings.Count(patch, "\n+"), Deletions: strings.Count(patch, "\n-"), Patch: strings.TrimSuffix(patch, "\n"), Content: content})
 	}
 	h.gh.AddPullRequest(h.pr)
 }
@@ -391,17 +400,19 @@ func TestActionManyFindings(t *testing.T) {
 		t.Fatalf("%d reviews, want 1", len(reviews))
 	}
 	// Every finding is in the check run; on the pull request each is an
-	// inline comment, in the review body, or counted as left out for the
-	// body's length (and said so).
-	inBody := strings.Count(reviews[0].Body, "<!-- warden:fp:")
-	var posted, present, body, omitted, below int
+	// inline comment or in warden's findings comment (the one place for
+	// those past the inline limit), which says how many it holds.
+	var posted, present, body, omitted, below, ledger int
 	for _, l := range strings.Split(res.stderr, "\n") {
 		if strings.HasPrefix(l, "warden: review posted:") {
-			fmt.Sscanf(l, "warden: review posted: %d comments, %d already present, %d in the review body, %d left out", &posted, &present, &body, &omitted)
+			fmt.Sscanf(l, "warden: review posted: %d comments, %d already present, %d in the review body, %d left out of the body for length (they are in the check run), %d below report-on, %d in warden's findings comment", &posted, &present, &body, &omitted, &below, &ledger)
 		}
 	}
-	if posted != len(comments) || body-omitted != inBody || posted+body != n || below != 0 {
-		t.Errorf("%d comments + %d in the body + %d left out (log: %d/%d/%d), want every one of %d findings accounted for", len(comments), inBody, omitted, posted, body, omitted, n)
+	ics := h.gh.IssueComments(testPR)
+	if posted != len(comments) || body != 0 || posted+ledger != n || below != 0 || len(ics) != 1 ||
+		!strings.Contains(ics[0].Body, fmt.Sprintf("%d open findings", min(ledger, ghbot.MaxLedgerEntries))) ||
+		(ledger > ghbot.MaxLedgerEntries && !strings.Contains(ics[0].Body, fmt.Sprintf("%d more findings are not listed here", ledger-ghbot.MaxLedgerEntries))) {
+		t.Errorf("%d comments, %d in the body, %d in the findings comment (log: %d/%d/%d), %d conversation comments; want every one of %d findings inline or in the one findings comment", len(comments), body, ledger, posted, body, ledger, len(ics), n)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,7 +63,6 @@ func TestBotResume(t *testing.T) {
 	t.Parallel()
 	h := newActionHarness(t, "high")
 	h.config("[retry]\nmax_per_route = 0\n")
-	h.env["WARDEN_RESULTS_CACHE_DIR"] = t.TempDir()
 	var calls atomic.Int64
 	dead := atomic.Bool{}
 	dead.Store(true)
@@ -81,7 +81,7 @@ func TestBotResume(t *testing.T) {
 	t.Cleanup(model.Close)
 	h.env["WARDEN_BASE_URL"] = model.URL + "/v1"
 
-	res := h.run(context.Background())
+	res := h.runOnGitHub(context.Background(), prRun)
 	first := h.checkRun()
 	if res.code != exitFindings || !strings.HasPrefix(first.Title, "Partial: ") {
 		t.Fatalf("first run: exit %d, check run %q; stderr:\n%s", res.code, first.Title, res.stderr)
@@ -93,7 +93,7 @@ func TestBotResume(t *testing.T) {
 	calls.Store(0)
 	id := h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden resume", User: "alice", Association: "MEMBER"})
 	h.commentEvent(id, "/warden resume", "alice", "MEMBER")
-	res = h.run(context.Background())
+	res = h.runOnGitHub(context.Background(), commentRun)
 	if res.code != exitFindings {
 		t.Fatalf("resume: exit %d, want 1 (complete, high findings); stderr:\n%s", res.code, res.stderr)
 	}
@@ -105,7 +105,7 @@ func TestBotResume(t *testing.T) {
 	if len(runs) != 2 || !strings.HasPrefix(last.Title, "Complete") || last.Conclusion != "failure" {
 		t.Errorf("resume's check run: %d runs, last %s %q; want a second, complete run (failure: high findings)", len(runs), last.Conclusion, last.Title)
 	}
-	want := "**From the results cache:** " + itoa(int(planned)-1) + " of the " + itoa(int(planned)) + " reviewed items"
+	want := "**" + itoa(int(planned)-1) + " from earlier runs:** of the " + itoa(int(planned)) + " reviewed items"
 	if !strings.Contains(last.Summary, want) {
 		t.Errorf("resume's check run summary does not say %q:\n%.600s", want, last.Summary)
 	}
@@ -202,7 +202,7 @@ func TestBotHelpAndDismiss(t *testing.T) {
 		if !bytes.Contains(report, []byte(`"suppressed": 1`)) {
 			t.Errorf("push %d: report does not count the suppressed finding", push+1)
 		}
-		if strings.Count(bodies(h.gh.ReviewComments(testPR)), "warden:fp:"+fingerprintIn(target.Body)) != 1 {
+		if strings.Count(bodies(h.gh.ReviewComments(testPR)), "warden:fp:v2:"+fingerprintIn(target.Body)) != 1 {
 			t.Errorf("push %d: the dismissed finding was posted again", push+1)
 		}
 	}
@@ -220,7 +220,10 @@ func (h *actionHarness) reviewCommentEvent(id, root int64, body, login, associat
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		h.t.Fatal(err)
 	}
-	ev["pull_request"].(map[string]any)["number"] = testPR
+	pr := ev["pull_request"].(map[string]any)
+	pr["number"] = testPR
+	head := cmp.Or(h.pr.HeadRepo, testOwner+"/"+testRepo)
+	pr["head"].(map[string]any)["repo"].(map[string]any)["full_name"] = head
 	c := ev["comment"].(map[string]any)
 	c["id"], c["in_reply_to_id"], c["body"], c["author_association"] = id, root, body, association
 	c["user"].(map[string]any)["login"] = login
@@ -239,9 +242,11 @@ func bodies(cs []fakegithub.ReviewComment) string {
 	return b.String()
 }
 
+// fingerprintIn is the fingerprint of the marker in body, without its
+// version ("v2:").
 func fingerprintIn(body string) string {
 	_, rest, _ := strings.Cut(body, "warden:fp:")
-	fp, _, _ := strings.Cut(rest, " ")
+	fp, _, _ := strings.Cut(strings.TrimPrefix(rest, "v2:"), " ")
 	return fp
 }
 
@@ -334,16 +339,7 @@ func TestBotIncrementalPush(t *testing.T) {
 	if res := h.run(context.Background()); res.code > exitFindings {
 		t.Fatalf("revert push: exit %d; stderr:\n%s", res.code, res.stderr)
 	}
-	if ok, by := h.gh.ThreadResolved(fixed.ID); !ok || by != "github-actions[bot]" {
-		t.Errorf("the fixed finding's thread: resolved %v by %q", ok, by)
-	}
-	var replied bool
-	for _, c := range h.gh.ReviewComments(testPR) {
-		replied = replied || (c.InReplyTo == fixed.ID && strings.HasPrefix(c.Body, "Fixed in "+h.pr.HeadSHA[:7]))
-	}
-	if !replied {
-		t.Errorf("no reply naming the commit on the fixed thread")
-	}
+	h.checkFixed(fixed.ID)
 	if cr := h.lastCheckRun(); !strings.Contains(cr.Summary, "**Resolved:** 1 finding's thread fixed in "+h.pr.HeadSHA[:7]) {
 		t.Errorf("check run does not count the resolved thread:\n%.800s", cr.Summary)
 	}
@@ -568,9 +564,8 @@ func TestReviewLocalResultsCache(t *testing.T) {
 func TestBotIncrementalPushWithCache(t *testing.T) {
 	t.Parallel()
 	h := newActionHarness(t, "high")
-	h.env["WARDEN_RESULTS_CACHE_DIR"] = t.TempDir()
 	tenFiles(h)
-	if res := h.run(context.Background()); res.code != exitFindings {
+	if res := h.runOnGitHub(context.Background(), prRun); res.code != exitFindings {
 		t.Fatalf("first review: exit %d; stderr:\n%s", res.code, res.stderr)
 	}
 	whole := h.model.calls()
@@ -579,7 +574,7 @@ func TestBotIncrementalPushWithCache(t *testing.T) {
 	h.repo.git("commit", "-qam", "edit pkg3")
 	h.refreshPR()
 	h.pushEvent(before)
-	if res := h.run(context.Background()); res.code != exitFindings {
+	if res := h.runOnGitHub(context.Background(), prRun); res.code != exitFindings {
 		t.Fatalf("push: exit %d, want 1 (the earlier high findings still block); stderr:\n%s", res.code, res.stderr)
 	}
 	if got := h.model.calls() - whole; got != 1 {
@@ -604,19 +599,18 @@ func TestBotIncrementalPushWithCache(t *testing.T) {
 func TestBotReviewCommandOnDraft(t *testing.T) {
 	t.Parallel()
 	h := newActionHarness(t, "high")
-	h.env["WARDEN_RESULTS_CACHE_DIR"] = t.TempDir()
 	h.env["INPUT_SKILLS"] = ""
 	h.pr.Draft = true
 	h.gh.AddPullRequest(h.pr)
 	h.event("opened", func(pr map[string]any) { pr["draft"] = true })
-	if res := h.run(context.Background()); res.code != exitOK || h.model.calls() != 0 || h.lastCheckRun().Conclusion != "skipped" {
+	if res := h.runOnGitHub(context.Background(), prRun); res.code != exitOK || h.model.calls() != 0 || h.lastCheckRun().Conclusion != "skipped" {
 		t.Fatalf("draft on push: exit %d, %d model calls, check run %s; want skipped", res.code, h.model.calls(), h.lastCheckRun().Conclusion)
 	}
 	for round := range 2 {
 		before := h.model.calls()
 		id := h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden review --skill code-review", User: "alice", Association: "COLLABORATOR"})
 		h.commentEvent(id, "/warden review --skill code-review", "alice", "COLLABORATOR")
-		if res := h.run(context.Background()); res.code != exitFindings {
+		if res := h.runOnGitHub(context.Background(), commentRun); res.code != exitFindings {
 			t.Fatalf("round %d: exit %d; stderr:\n%s", round+1, res.code, res.stderr)
 		}
 		if got := h.model.calls() - before; got == 0 {
@@ -639,19 +633,18 @@ func TestBotCacheSecretFromRouteKey(t *testing.T) {
 	h := newActionHarness(t, "high")
 	h.config(fmt.Sprintf("[[routes]]\nname = \"acme\"\nbase_url = %q\nmodel = \"m\"\napi_key_env = \"ACME_KEY\"\n", h.model.URL+"/v1"))
 	delete(h.env, "WARDEN_API_KEY")
-	h.env["WARDEN_RESULTS_CACHE_DIR"] = t.TempDir()
 
 	h.env["ACME_KEY"] = "acme-key-of-someone-else"
-	if res := h.run(context.Background()); res.code != exitFindings {
+	if res := h.runOnGitHub(context.Background(), prRun); res.code != exitFindings {
 		t.Fatalf("first run: exit %d; stderr:\n%s", res.code, res.stderr)
 	}
-	if entries, _ := filepath.Glob(filepath.Join(h.env["WARDEN_RESULTS_CACHE_DIR"], "trusted", "*", "*")); len(entries) == 0 {
-		t.Fatal("the first run wrote no trusted cache entry")
+	if len(h.gh.Artifacts()) == 0 {
+		t.Fatal("the first run saved no results")
 	}
 	rerun := func(key string) (calls, planned, cached int) {
 		h.env["ACME_KEY"] = key
 		before := h.model.calls()
-		if res := h.run(context.Background()); res.code != exitFindings {
+		if res := h.runOnGitHub(context.Background(), prRun); res.code != exitFindings {
 			t.Fatalf("run with %s: exit %d; stderr:\n%s", key, res.code, res.stderr)
 		}
 		raw, _ := os.ReadFile(h.outputs()["report-file"])

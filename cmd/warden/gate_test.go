@@ -395,7 +395,7 @@ func TestGateCachedReviewSaysSo(t *testing.T) {
 		}, []string{"served by its first attempt's route"}},
 		{"markdown", []string{
 			"(" + n + " from the results cache)",
-			"**From the results cache:** " + n + " of the " + n + " reviewed items came from the results cache, answered earlier by test-model at " + host,
+			"**" + n + " from earlier runs:** of the " + n + " reviewed items, " + n + " were answered by earlier runs (the results cache: paid for once, no model call; answered by test-model at " + host + " (route env)), 0 by the model in this run.",
 		}, []string{"served by its first attempt's route"}},
 		{"json", []string{`"cached": ` + n, `"cached_model": "test-model"`, `"cached_endpoint": "` + host + `"`}, nil},
 		{"sarif", []string{`"cached": ` + n}, nil},

@@ -121,6 +121,10 @@ func exampleFixture(t *testing.T, page string) (dir string, env []string) {
 		if err := os.CopyFS(filepath.Join(r.Dir, "eval", "cases"), os.DirFS(filepath.Join(shippedEval, "corpus"))); err != nil {
 			t.Fatal(err)
 		}
+		// A fault schedule that plays at once in real time: the primary's
+		// key revoked, the fallback answering.
+		r.Write("eval/faults/primary-key-revoked.toml", "[[routes]]\nname = \"primary\"\nfailover_on_auth = true\n[[routes.faults]]\nstatus = 401\n"+
+			"[[routes]]\nname = \"fallback\"\n[[routes.faults]]\ndelay = \"0s\"\n")
 	}
 	return r.Dir, newUserEnv(t.TempDir())
 }

@@ -99,6 +99,9 @@ func (f payloadFacts) want() *action.PullRequest {
 		Fork:        p.Head.Repo != nil && p.Base.Repo != nil && p.Head.Repo.FullName != p.Base.Repo.FullName,
 		Association: p.AuthorAssociation,
 	}
+	if p.Head.Repo != nil {
+		pr.HeadRepo = p.Head.Repo.FullName
+	}
 	if p.Body != nil {
 		pr.Body = *p.Body
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 )
 
@@ -53,8 +54,9 @@ var inputs = []struct{ name, def string }{
 	{"verify-provenance", "true"},
 }
 
-// installOnly are the inputs the install step (version) and the results
-// cache steps (results-cache) consume; `warden action` does not see them.
+// installOnly are the inputs the install step (version, verify-provenance)
+// and action.yml's results-cache mapping (results-cache) consume;
+// `warden action` does not see them.
 var installOnly = []string{"version", "verify-provenance", "results-cache"}
 
 var outputs = []string{"outcome", "findings-count", "high-count", "planned", "reviewed", "cached",
@@ -322,5 +324,66 @@ func TestShellcheck(t *testing.T) {
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("shellcheck: %v\n%s", err, out)
+	}
+}
+
+// TestActionSavesResultsAsArtifact: the results cache crosses runs as a
+// workflow artifact, which runs on any ref read back through the REST
+// API, not as an Actions cache, which GitHub scopes by ref (a
+// pull_request run's cache is invisible to the issue_comment run that
+// resumes it). warden names the directory and the artifact; the upload
+// runs whatever happened to the review (always()), keeps it 7 days, and
+// replaces a re-run's.
+func TestActionSavesResultsAsArtifact(t *testing.T) {
+	t.Parallel()
+	a := readAction(t)
+	run := stepByID(t, a, "run")
+	if got, want := run.Env["WARDEN_RESULTS_CACHE_DIR"], "${{ inputs.results-cache == 'true' && format('{0}/warden-results', runner.temp) || '' }}"; got != want {
+		t.Errorf("run step env WARDEN_RESULTS_CACHE_DIR = %q, want %q", got, want)
+	}
+	var upload *step
+	for i, s := range a.Runs.Steps {
+		if strings.HasPrefix(s.Uses, "actions/cache") {
+			t.Errorf("step %q uses %s: GitHub scopes the Actions cache by ref, so a comment's run cannot restore a pull request run's entries", s.Name, s.Uses)
+		}
+		if strings.HasPrefix(s.Uses, "actions/upload-artifact@") && strings.Contains(s.With["name"], "results-artifact") {
+			upload = &a.Runs.Steps[i]
+		}
+	}
+	if upload == nil {
+		t.Fatal("no actions/upload-artifact step saves the results")
+	}
+	want := map[string]string{
+		"name": "${{ steps.run.outputs.results-artifact }}", "path": "${{ steps.run.outputs.results-path }}",
+		"retention-days": "7", "overwrite": "true", "if-no-files-found": "ignore",
+	}
+	if diff := cmp.Diff(want, upload.With); diff != "" {
+		t.Errorf("upload step with: (-want +got):\n%s", diff)
+	}
+	if upload.If != "always() && steps.run.outputs.results-artifact != ''" {
+		t.Errorf("upload step if: %q, want it to run whatever the review did, when warden names an artifact", upload.If)
+	}
+}
+
+// TestActionRecordsForkCommands: a review-thread command on a fork's pull
+// request is recorded as an artifact (warden names it) for the follow-up
+// workflow; the record must upload or the step fails, since the
+// commenter's answer depends on it.
+func TestActionRecordsForkCommands(t *testing.T) {
+	t.Parallel()
+	a := readAction(t)
+	i := slices.IndexFunc(a.Runs.Steps, func(s step) bool {
+		return strings.HasPrefix(s.Uses, "actions/upload-artifact@") && s.With["name"] == "${{ steps.run.outputs.command-artifact }}"
+	})
+	if i < 0 {
+		t.Fatal("no upload step for the command record (output command-artifact)")
+	}
+	s := a.Runs.Steps[i]
+	want := map[string]string{"name": "${{ steps.run.outputs.command-artifact }}", "path": "${{ steps.run.outputs.command-path }}", "retention-days": "1", "if-no-files-found": "error"}
+	if diff := cmp.Diff(want, s.With); diff != "" {
+		t.Errorf("command record step with: (-want +got):\n%s", diff)
+	}
+	if s.If != "always() && steps.run.outputs.command-artifact != ''" {
+		t.Errorf("command record step if: %q", s.If)
 	}
 }

@@ -104,7 +104,7 @@ func TestExampleWorkflow(t *testing.T) {
 	t.Parallel()
 	var w workflow
 	readYAML(t, ".github/workflows/warden.yml", &w)
-	want := map[string]string{"contents": "read", "pull-requests": "write", "checks": "write"}
+	want := map[string]string{"contents": "read", "pull-requests": "write", "checks": "write", "actions": "read"}
 	if len(w.Permissions) != len(want) {
 		t.Errorf("permissions %v, want exactly %v", w.Permissions, want)
 	}

@@ -21,6 +21,21 @@ type CheckRun struct {
 	Annotations []Annotation
 	// Updates counts the accepted update requests.
 	Updates int
+	// ExternalID is the integrator's reference; Actions the buttons the
+	// check run shows (requested actions).
+	ExternalID string
+	Actions    []CheckRunAction
+	// App is the slug of the GitHub App that created it: AppActions for
+	// the workflow's own token (DefaultToken, DefaultReadOnlyToken),
+	// AppSlug for AppToken.
+	App string
+}
+
+// CheckRunAction is a requested action: a button on the check run.
+type CheckRunAction struct {
+	Label       string `json:"label"`
+	Description string `json:"description"`
+	Identifier  string `json:"identifier"`
 }
 
 // Annotation is one check-run annotation.
@@ -51,6 +66,7 @@ func (s *Server) CheckRuns() []CheckRun {
 	for i, c := range s.checkRuns {
 		out[i] = *c
 		out[i].Annotations = slices.Clone(c.Annotations)
+		out[i].Actions = slices.Clone(c.Actions)
 	}
 	return out
 }
@@ -66,14 +82,16 @@ func (s *Server) CheckRun(id int64) (CheckRun, bool) {
 }
 
 type checkRunBody struct {
-	Name        *string         `json:"name"`
-	HeadSHA     *string         `json:"head_sha"`
-	DetailsURL  *string         `json:"details_url"`
-	Status      *string         `json:"status"`
-	Conclusion  *string         `json:"conclusion"`
-	StartedAt   *string         `json:"started_at"`
-	CompletedAt *string         `json:"completed_at"`
-	Output      *checkRunOutput `json:"output"`
+	Name        *string           `json:"name"`
+	HeadSHA     *string           `json:"head_sha"`
+	DetailsURL  *string           `json:"details_url"`
+	Status      *string           `json:"status"`
+	Conclusion  *string           `json:"conclusion"`
+	StartedAt   *string           `json:"started_at"`
+	CompletedAt *string           `json:"completed_at"`
+	Output      *checkRunOutput   `json:"output"`
+	ExternalID  *string           `json:"external_id"`
+	Actions     *[]CheckRunAction `json:"actions"`
 }
 
 type checkRunOutput struct {
@@ -104,8 +122,35 @@ func (b *checkRunBody) validate(create bool) string {
 	if b.Status != nil && *b.Status == "completed" && b.Conclusion == nil {
 		return `"conclusion" wasn't supplied.`
 	}
+	if b.Actions != nil {
+		if msg := validateActions(*b.Actions); msg != "" {
+			return msg
+		}
+	}
 	if b.Output != nil {
 		return b.Output.validate()
+	}
+	return ""
+}
+
+// validateActions is GitHub's 422 text for requested actions it rejects:
+// "A check run can have a maximum of three actions"; label "The maximum
+// size is 20 characters", description "The maximum size is 40
+// characters", identifier "The maximum size is 20 characters" (REST
+// docs, "Create a check run", actions).
+func validateActions(as []CheckRunAction) string {
+	if len(as) > 3 {
+		return fmt.Sprintf("No more than 3 items are allowed; %d were supplied.", len(as))
+	}
+	for i, a := range as {
+		for _, f := range []struct {
+			name, v string
+			max     int
+		}{{"label", a.Label, 20}, {"description", a.Description, 40}, {"identifier", a.Identifier, 20}} {
+			if f.v == "" || utf8.RuneCountInString(f.v) > f.max {
+				return fmt.Sprintf("actions[%d].%s must be 1 to %d characters; %d were supplied.", i, f.name, f.max, utf8.RuneCountInString(f.v))
+			}
+		}
 	}
 	return ""
 }
@@ -182,8 +227,9 @@ func (s *Server) createCheckRun(w http.ResponseWriter, r *http.Request) {
 	if !s.specOK(w, r, RouteCreateCheckRun) {
 		return
 	}
+	app := s.appOf(r.Header.Get("Authorization"))
 	s.mu.Lock()
-	c := &CheckRun{ID: s.id(), Name: *b.Name, HeadSHA: *b.HeadSHA, Status: "queued"}
+	c := &CheckRun{ID: s.id(), Name: *b.Name, HeadSHA: *b.HeadSHA, Status: "queued", App: app}
 	s.stamp(c.ID)
 	c.apply(b)
 	s.stampCompleted(c)
@@ -230,6 +276,12 @@ func (c *CheckRun) apply(b *checkRunBody) {
 	}
 	if b.DetailsURL != nil {
 		c.DetailsURL = *b.DetailsURL
+	}
+	if b.ExternalID != nil {
+		c.ExternalID = *b.ExternalID
+	}
+	if b.Actions != nil {
+		c.Actions = slices.Clone(*b.Actions)
 	}
 	if o := b.Output; o != nil {
 		c.Title, c.Summary = *o.Title, *o.Summary
@@ -284,7 +336,7 @@ func (s *Server) checkRunJSON(c *CheckRun) map[string]any {
 		"node_id":      nodeID("CR", c.ID),
 		"name":         c.Name,
 		"head_sha":     c.HeadSHA,
-		"external_id":  "",
+		"external_id":  c.ExternalID,
 		"url":          fmt.Sprintf("%s/repos/%s/check-runs/%d", apiRoot, full, c.ID),
 		"html_url":     fmt.Sprintf("%s/%s/runs/%d", htmlRoot, full, c.ID),
 		"details_url":  fmt.Sprintf("%s/%s/runs/%d", htmlRoot, full, c.ID),
@@ -300,7 +352,7 @@ func (s *Server) checkRunJSON(c *CheckRun) map[string]any {
 			"annotations_url":   fmt.Sprintf("%s/repos/%s/check-runs/%d/annotations", apiRoot, full, c.ID),
 		},
 		"check_suite":   map[string]any{"id": stableID("check-suite:" + c.HeadSHA)},
-		"app":           nil,
+		"app":           s.appJSON(c.App),
 		"pull_requests": []any{},
 	}
 	if c.Conclusion != "" {

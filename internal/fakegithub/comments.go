@@ -19,6 +19,8 @@ type IssueComment struct {
 	// User is the author's login (default "octocat"); Association its
 	// author_association (default "NONE").
 	User, Association string
+	// Edits counts the edits through "Update an issue comment".
+	Edits int
 }
 
 // Reaction is one reaction on a comment.
@@ -210,9 +212,11 @@ func (s *Server) replyToReviewComment(w http.ResponseWriter, r *http.Request) {
 	if parent.InReplyTo != 0 {
 		root = parent.InReplyTo
 	}
+	// A reply joins its thread where the thread was made: its lines and
+	// commit are the thread's (so it is outdated with it).
 	c := ReviewComment{
 		Path: parent.Path, Line: parent.Line, StartLine: parent.StartLine, Side: parent.Side, StartSide: parent.StartSide,
-		Body: *b.Body, CommitID: pr.HeadSHA, User: s.writer(), InReplyTo: root,
+		Body: *b.Body, CommitID: cmp.Or(parent.CommitID, pr.HeadSHA), User: s.writer(), InReplyTo: root, hunk: parent.hunk,
 	}
 	s.mu.Lock()
 	c.ID = s.id()
@@ -317,4 +321,91 @@ func (s *Server) validationFailed(w http.ResponseWriter, r *http.Request, route,
 		"documentation_url": docsURL(route),
 		"status":            "422",
 	})
+}
+
+// getIssueComment is "Get an issue comment".
+func (s *Server) getIssueComment(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("comment_id"), 10, 64)
+	c, ok := s.issueComment(id)
+	if !ok {
+		s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest/issues/comments#get-an-issue-comment")
+		return
+	}
+	if !s.specOK(w, r, RouteGetIssueComment) {
+		return
+	}
+	writeJSON(w, http.StatusOK, s.issueCommentJSON(c))
+}
+
+func (s *Server) issueComment(id int64) (IssueComment, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.issueComments, func(c IssueComment) bool { return c.ID == id })
+	if i < 0 {
+		return IssueComment{}, false
+	}
+	return s.issueComments[i], true
+}
+
+// updateIssueComment is "Update an issue comment": a new body, the author
+// and the id unchanged (an installation token with write access may edit
+// any comment of the repository). Edits counts them.
+func (s *Server) updateIssueComment(w http.ResponseWriter, r *http.Request) {
+	const route = RouteUpdateIssueComment
+	id, _ := strconv.ParseInt(r.PathValue("comment_id"), 10, 64)
+	if _, ok := s.issueComment(id); !ok {
+		s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest/issues/comments#update-an-issue-comment")
+		return
+	}
+	var b struct {
+		Body *string `json:"body"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+		if s.specOK(w, r, route) {
+			s.errorJSON(w, r, http.StatusBadRequest, "Problems parsing JSON", nil, docsURL(route))
+		}
+		return
+	}
+	if b.Body != nil && utf8.RuneCountInString(*b.Body) > MaxBody {
+		s.validationFailed(w, r, route, "IssueComment", fmt.Sprintf("Body is too long (maximum is %d characters)", MaxBody))
+		return
+	}
+	if b.Body != nil && *b.Body == "" {
+		s.validationFailed(w, r, route, "IssueComment", "Body can't be blank")
+		return
+	}
+	if !s.specOK(w, r, route) {
+		return
+	}
+	s.mu.Lock()
+	i := slices.IndexFunc(s.issueComments, func(c IssueComment) bool { return c.ID == id })
+	s.issueComments[i].Body = *b.Body
+	s.issueComments[i].Edits++
+	c := s.issueComments[i]
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, s.issueCommentJSON(c))
+}
+
+// getReviewComment is "Get a review comment for a pull request".
+func (s *Server) getReviewComment(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("comment_id"), 10, 64)
+	s.mu.Lock()
+	var found *ReviewComment
+	var pr *PullRequest
+	for n, cs := range s.comments {
+		for _, c := range cs {
+			if c.ID == id {
+				found, pr = &c, s.pulls[n]
+			}
+		}
+	}
+	s.mu.Unlock()
+	if found == nil || pr == nil {
+		s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest/pulls/comments#get-a-review-comment-for-a-pull-request")
+		return
+	}
+	if !s.specOK(w, r, RouteGetReviewComment) {
+		return
+	}
+	writeJSON(w, http.StatusOK, s.commentJSON(pr, *found))
 }

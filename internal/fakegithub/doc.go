@@ -1,7 +1,13 @@
 // Package fakegithub is a validating, recording fake of the part of
 // GitHub's REST API that warden uses, for tests: check runs, pull requests,
 // their files, reviews and review comments, and logins' repository
-// permissions. It holds state, answers like GitHub (same JSON shapes,
+// permissions; and of GitHub Actions as far as warden's state between
+// events needs it: workflow runs with their event, head repository and
+// workflow path, the Actions cache with GitHub's documented scoping by
+// ref and its cache-mode, and workflow artifacts, uploaded through the
+// runtime services with a job's token and read back across refs through
+// the REST API (actions.go, actions_runtime.go; RuntimeClient is the
+// runner's side). It holds state, answers like GitHub (same JSON shapes,
 // pagination with Link headers, the same 401, 403, 404 and 422 answers for
 // what GitHub rejects), records every request, and can be scripted to
 // answer a route with a rate limit or a server error a given number of

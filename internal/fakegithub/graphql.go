@@ -147,7 +147,16 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request, access accessLe
 			return
 		}
 	}
-	x := &gqlExec{s: s, schema: schema, vars: vars, write: access == readWrite, doc: doc}
+	if !s.gqlPermitted(r.Header.Get("Authorization"), op.Operation == ast.Mutation) {
+		if op.Operation == ast.Mutation {
+			writeJSON(w, http.StatusOK, map[string]any{"data": nil, "errors": []map[string]any{{"type": gqlForbidden, "message": MsgNoWriteAccess}}})
+			return
+		}
+		writeJSON(w, http.StatusForbidden, map[string]any{"message": MsgNoWriteAccess, "documentation_url": "https://docs.github.com/graphql"})
+		return
+	}
+	write := access == readWrite && s.gqlPermitted(r.Header.Get("Authorization"), true)
+	x := &gqlExec{s: s, schema: schema, vars: vars, write: write, doc: doc}
 	root := x.query()
 	if op.Operation == ast.Mutation {
 		root = x.mutation()
@@ -458,22 +467,10 @@ func (x *gqlExec) node(id string) *gqlObject {
 	return nil
 }
 
-// outdated reports whether GitHub would show a comment as outdated: its
-// line is no longer in the pull request's diff of its file.
-func outdated(pr *PullRequest, c ReviewComment) bool {
-	for _, f := range pr.Files {
-		if f.Filename == c.Path {
-			side := cmp.Or(c.Side, "RIGHT")
-			return !slices.ContainsFunc(parseHunks(f.Patch), func(h hunk) bool { return h.has(side, c.Line) })
-		}
-	}
-	return true
-}
-
 func (x *gqlExec) threadObject(pr *PullRequest, root ReviewComment) *gqlObject {
 	return &gqlObject{typ: "PullRequestReviewThread", get: func(f string, args map[string]any) (any, *gqlError) {
 		resolved, by := x.s.ThreadResolved(root.ID)
-		if v, ok := threadPosition(pr, root, f); ok {
+		if v, ok := x.threadPosition(pr, root, f); ok {
 			return v, nil
 		}
 		switch f {
@@ -510,25 +507,26 @@ func (x *gqlExec) threadObject(pr *PullRequest, root ReviewComment) *gqlObject {
 }
 
 // threadPosition answers a thread's fields about where it sits in the
-// diff (path, lines, sides, outdated); ok is false for any other field.
-func threadPosition(pr *PullRequest, root ReviewComment, f string) (v any, ok bool) {
-	old := outdated(pr, root)
+// diff (path, lines, sides, outdated: see place); ok is false for any
+// other field.
+func (x *gqlExec) threadPosition(pr *PullRequest, root ReviewComment, f string) (v any, ok bool) {
+	at := x.s.place(pr, root)
 	side := cmp.Or(root.Side, "RIGHT")
 	switch f {
 	case "isOutdated":
-		return old, true
+		return at.outdated, true
 	case "path":
 		return root.Path, true
 	case "line":
-		if old {
+		if at.outdated {
 			return nil, true
 		}
-		return root.Line, true
+		return at.line, true
 	case "startLine":
-		if old || root.StartLine == 0 {
+		if at.outdated || root.StartLine == 0 {
 			return nil, true
 		}
-		return root.StartLine, true
+		return at.startLine, true
 	case "originalLine":
 		return root.Line, true
 	case "originalStartLine":
@@ -581,14 +579,16 @@ func (x *gqlExec) commentObject(pr *PullRequest, c ReviewComment) *gqlObject {
 			}
 			return nil, nil
 		case "outdated":
-			return outdated(pr, c), nil
+			return x.s.place(pr, c).outdated, nil
 		case "diffHunk":
-			for _, file := range pr.Files {
-				if file.Filename == c.Path {
-					return diffHunk(file.Patch, cmp.Or(c.Side, "RIGHT"), c.Line), nil
+			if at := x.s.place(pr, c); !at.outdated {
+				for _, file := range pr.Files {
+					if file.Filename == c.Path {
+						return diffHunk(file.Patch, cmp.Or(c.Side, "RIGHT"), at.line), nil
+					}
 				}
 			}
-			return "", nil
+			return c.hunk, nil
 		}
 		return nil, unknownField("PullRequestReviewComment", f)
 	}}

@@ -44,6 +44,12 @@ type File struct {
 	Additions        int    `json:"additions"`
 	Deletions        int    `json:"deletions"`
 	Patch            string `json:"patch,omitempty"`
+	// Content is the file's whole content at the pull request's head
+	// (not part of the files API's answer). With it for the heads before
+	// and after a push, review comments follow their lines as GitHub's do
+	// (outdated.go); without it a comment is only checked against the
+	// current diff.
+	Content string `json:"-"`
 }
 
 // Review is a submitted (or pending) review.
@@ -65,8 +71,13 @@ type ReviewComment struct {
 	Side, StartSide string
 	Body, CommitID  string
 	User            string
+	// Association is the author's author_association; "" means "NONE".
+	Association string
 	// InReplyTo is the id of the thread's first comment, for a reply.
 	InReplyTo int64
+	// hunk is the diff hunk the comment was made on (its diff_hunk once
+	// outdated).
+	hunk string
 }
 
 // AddPullRequest adds or replaces a pull request.
@@ -78,6 +89,7 @@ func (s *Server) AddPullRequest(pr PullRequest) {
 	}
 	pr.Files = slices.Clone(pr.Files)
 	s.pulls[pr.Number] = &pr
+	s.recordContents(&pr)
 }
 
 // AddReviewComment adds an existing comment (for example from an earlier
@@ -91,6 +103,14 @@ func (s *Server) AddReviewComment(pr int, c ReviewComment) int64 {
 	}
 	if c.ID == 0 {
 		c.ID = s.id()
+	}
+	if p := s.pulls[pr]; p != nil {
+		c.CommitID = cmp.Or(c.CommitID, p.HeadSHA)
+		for _, f := range p.Files {
+			if f.Filename == c.Path {
+				c.hunk = diffHunk(f.Patch, cmp.Or(c.Side, "RIGHT"), c.Line)
+			}
+		}
 	}
 	s.stamp(c.ID)
 	s.comments[pr] = append(s.comments[pr], c)
@@ -245,16 +265,22 @@ func (s *Server) listReviewComments(w http.ResponseWriter, r *http.Request) {
 	paginate(w, r, out)
 }
 
-// commentJSON is GitHub's pull-request-review-comment for c on pr.
+// commentJSON is GitHub's pull-request-review-comment for c on pr: where
+// it sits now (see place). An outdated comment has no line or position:
+// GitHub answers null for both, which the REST description does not allow
+// (neither is nullable there), so the fake leaves them out.
 func (s *Server) commentJSON(pr *PullRequest, c ReviewComment) map[string]any {
 	full := s.Owner + "/" + s.Repo
 	user := cmp.Or(c.User, "octocat")
-	commit := cmp.Or(c.CommitID, pr.HeadSHA)
+	orig := cmp.Or(c.CommitID, pr.HeadSHA)
 	side := cmp.Or(c.Side, "RIGHT")
-	hunk := ""
-	for _, f := range pr.Files {
-		if f.Filename == c.Path {
-			hunk = diffHunk(f.Patch, side, c.Line)
+	at := s.place(pr, c)
+	hunk := c.hunk
+	if !at.outdated {
+		for _, f := range pr.Files {
+			if f.Filename == c.Path {
+				hunk = diffHunk(f.Patch, side, at.line)
+			}
 		}
 	}
 	s.mu.Lock()
@@ -268,19 +294,25 @@ func (s *Server) commentJSON(pr *PullRequest, c ReviewComment) map[string]any {
 	}
 	m := map[string]any{
 		"url": u, "id": c.ID, "node_id": nodeID("PRRC", c.ID), "pull_request_review_id": review,
-		"diff_hunk": hunk, "path": c.Path, "commit_id": commit, "original_commit_id": commit,
+		"diff_hunk": hunk, "path": c.Path, "commit_id": at.commit, "original_commit_id": orig,
 		"user": userJSON(user, userType(user)), "body": c.Body,
 		"created_at": created, "updated_at": created,
 		"html_url": html, "pull_request_url": pullURL(s.Owner, s.Repo, pr.Number),
-		"author_association": "NONE",
+		"author_association": cmp.Or(c.Association, "NONE"),
 		"_links": map[string]any{
 			"self": link(u), "html": link(html), "pull_request": link(pullURL(s.Owner, s.Repo, pr.Number)),
 		},
 		"start_line": nil, "original_start_line": nil, "start_side": nil,
-		"line": c.Line, "original_line": c.Line, "side": side, "subject_type": "line",
+		"original_line": c.Line, "side": side, "subject_type": "line",
+	}
+	if !at.outdated {
+		m["line"] = at.line
 	}
 	if c.StartLine > 0 {
-		m["start_line"], m["original_start_line"], m["start_side"] = c.StartLine, c.StartLine, cmp.Or(c.StartSide, side)
+		m["original_start_line"], m["start_side"] = c.StartLine, cmp.Or(c.StartSide, side)
+		if !at.outdated {
+			m["start_line"] = at.startLine
+		}
 	}
 	if c.InReplyTo != 0 {
 		m["in_reply_to_id"] = c.InReplyTo
@@ -390,6 +422,11 @@ func (s *Server) createReview(w http.ResponseWriter, r *http.Request) {
 	s.reviews[pr.Number] = append(s.reviews[pr.Number], rv)
 	for _, c := range comments {
 		c.ID, c.ReviewID, c.User = s.id(), rv.ID, rv.User
+		for _, f := range pr.Files {
+			if f.Filename == c.Path {
+				c.hunk = diffHunk(f.Patch, c.Side, c.Line)
+			}
+		}
 		s.stamp(c.ID)
 		s.comments[pr.Number] = append(s.comments[pr.Number], c)
 	}

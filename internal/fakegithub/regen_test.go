@@ -37,6 +37,10 @@ var operations = []string{
 	"reactions/create-for-issue-comment", "reactions/list-for-issue-comment",
 	"reactions/create-for-pull-request-review-comment", "reactions/list-for-pull-request-review-comment",
 	"repos/get-collaborator-permission-level", "users/get-authenticated",
+	// the bot's state and follow-ups (issue 21): workflow artifacts and the
+	// runs that made them, one review comment, the findings ledger comment
+	"actions/list-artifacts-for-repo", "actions/list-workflow-run-artifacts", "actions/get-workflow-run",
+	"actions/download-artifact", "pulls/get-review-comment", "issues/get-comment", "issues/update-comment",
 }
 
 // TestRegenerate rewrites spec/api.github.com.json, spec/schema.graphql
@@ -114,7 +118,7 @@ func TestRegenerate(t *testing.T) {
 }
 
 // webhookEvents are the events whose examples testdata/webhooks/ holds.
-var webhookEvents = []string{"pull_request", "issue_comment", "pull_request_review_comment", "pull_request_review_thread"}
+var webhookEvents = []string{"pull_request", "issue_comment", "pull_request_review_comment", "pull_request_review_thread", "check_run", "workflow_run"}
 
 // readFromTarball returns the file name from the gzipped tar file path.
 func readFromTarball(path, name string) ([]byte, error) {

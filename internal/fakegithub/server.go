@@ -2,6 +2,7 @@ package fakegithub
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,11 +28,14 @@ const (
 	RouteGetPullRequest     = "GET /repos/{owner}/{repo}/pulls/{pull_number}"
 	RouteListFiles          = "GET /repos/{owner}/{repo}/pulls/{pull_number}/files"
 	RouteListReviewComments = "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments"
+	RouteGetReviewComment   = "GET /repos/{owner}/{repo}/pulls/comments/{comment_id}"
 	RouteListReviews        = "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews"
 	RouteCreateReview       = "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews"
 	RouteCreateReply        = "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies"
 	RouteListIssueComments  = "GET /repos/{owner}/{repo}/issues/{issue_number}/comments"
 	RouteCreateIssueComment = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
+	RouteGetIssueComment    = "GET /repos/{owner}/{repo}/issues/comments/{comment_id}"
+	RouteUpdateIssueComment = "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"
 	// Reactions on a pull request's conversation comments and on its
 	// review comments.
 	RouteListIssueCommentReactions   = "GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"
@@ -58,6 +62,8 @@ var Routes = []string{
 	RouteListIssueCommentReactions, RouteCreateIssueCommentReaction,
 	RouteListReviewCommentReactions, RouteCreateReviewCommentReaction,
 	RouteGetPermission, RouteGetAuthenticatedUser, RouteGraphQL,
+	RouteListArtifacts, RouteListRunArtifacts, RouteGetWorkflowRun, RouteDownloadArtifact,
+	RouteGetReviewComment, RouteGetIssueComment, RouteUpdateIssueComment,
 }
 
 // Limits GitHub enforces and the fake checks, with GitHub's words.
@@ -118,6 +124,8 @@ type Server struct {
 	// content-creating requests (ContentPerMinute, ContentPerHour) with
 	// GitHub's 403, by Now.
 	ContentLimits bool
+	// DefaultBranch is the repository's default branch; "" means "main".
+	DefaultBranch string
 
 	mu        sync.Mutex
 	nextID    int64
@@ -128,8 +136,13 @@ type Server struct {
 	// issueComments are the conversation comments of every pull request.
 	issueComments []IssueComment
 	reactions     map[reactionKey][]Reaction
+	// contents are files' contents by commit and path, for following
+	// review comments across pushes (outdated.go).
+	contents map[string]map[string]string
 	// threads holds review-thread state by the thread's first comment.
 	threads map[int64]*threadState
+	// scoped are the tokens GrantToken minted, with their permissions.
+	scoped map[string]Permissions
 	// roles are the logins' repository roles (SetRole).
 	roles    map[string]string
 	faults   map[string][]*Fault
@@ -142,8 +155,13 @@ type Server struct {
 	contentTimes   []time.Time
 	contentRefused int
 	checked        map[testing.TB]bool // by FailOnViolations
-	mux            *http.ServeMux
-	muxOnce        sync.Once
+	// actions is GitHub Actions: runs, jobs, caches and artifacts
+	// (actions.go, actions_runtime.go).
+	actions     actionsState
+	blobKeyOnce sync.Once
+	blobSecret  []byte
+	mux         *http.ServeMux
+	muxOnce     sync.Once
 }
 
 // New returns a fake for owner/repo with DefaultToken and
@@ -316,7 +334,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(buf, r2)
 	out := httptest.NewRecorder()
 	rec.Status = s.checkResponse(out, r2, st.in, buf)
-	rec.Route = r2.Pattern
+	rec.Route = cmp.Or(st.route, r2.Pattern)
 	// Recorded before the answer leaves: a client that has its answer
 	// finds its request in Requests.
 	s.mu.Lock()
@@ -336,12 +354,13 @@ func (s *Server) routes() {
 	s.handle(RouteGetCheckRun, false, s.getCheckRun)
 	s.handle(RouteGetPullRequest, false, s.getPullRequest)
 	s.handle(RouteListFiles, false, s.listFiles)
-	s.handle(RouteListReviewComments, false, s.listReviewComments)
+	s.handleEither("/repos/{owner}/{repo}/pulls", RouteListReviewComments, "pull_number", s.listReviewComments, RouteGetReviewComment, "comment_id", s.getReviewComment)
 	s.handle(RouteListReviews, false, s.listReviews)
 	s.handle(RouteCreateReview, true, s.createReview)
 	s.handle(RouteListCheckRuns, false, s.listCheckRuns)
 	s.handle(RouteCreateReply, true, s.replyToReviewComment)
-	s.handle(RouteListIssueComments, false, s.listIssueComments)
+	s.handleEither("/repos/{owner}/{repo}/issues", RouteListIssueComments, "issue_number", s.listIssueComments, RouteGetIssueComment, "comment_id", s.getIssueComment)
+	s.handle(RouteUpdateIssueComment, true, s.updateIssueComment)
 	s.handle(RouteCreateIssueComment, true, s.createIssueComment)
 	listIC, createIC := s.reactionHandlers(OnIssueComment, RouteListIssueCommentReactions, RouteCreateIssueCommentReaction)
 	s.handle(RouteListIssueCommentReactions, false, listIC)
@@ -351,6 +370,12 @@ func (s *Server) routes() {
 	s.handle(RouteCreateReviewCommentReaction, true, createRC)
 	s.handle(RouteGetPermission, false, s.getPermission)
 	s.handle(RouteGetAuthenticatedUser, false, s.getAuthenticatedUser)
+	s.handle(RouteListArtifacts, false, s.listArtifacts)
+	s.handle(RouteListRunArtifacts, false, s.listRunArtifacts)
+	s.handle(RouteGetWorkflowRun, false, s.getWorkflowRun)
+	s.handle(RouteDownloadArtifact, false, s.downloadArtifact)
+	s.mux.HandleFunc(ResultsPath, s.serveRuntime)
+	s.mux.HandleFunc(blobPath, s.serveRuntime)
 	s.handleGraphQL()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest")
@@ -362,7 +387,40 @@ func (s *Server) routes() {
 // permission (403). Before those it checks the request against GitHub's
 // description (see specOK).
 func (s *Server) handle(route string, write bool, h http.HandlerFunc) {
-	s.mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc(route, s.guard(route, write, h))
+}
+
+// handleEither serves two GET routes that Go's ServeMux cannot tell apart
+// by pattern (".../pulls/{pull_number}/comments" and
+// ".../pulls/comments/{comment_id}" both match ".../pulls/comments/comments"),
+// on the shape "GET <prefix>/{a}/{b}": b "comments" is the list route with
+// its parameter a, a "comments" the single comment b. Anything else is 404.
+func (s *Server) handleEither(prefix, list, listParam string, listH http.HandlerFunc, one, oneParam string, oneH http.HandlerFunc) {
+	listG, oneG := s.guard(list, false, listH), s.guard(one, false, oneH)
+	s.mux.HandleFunc("GET "+prefix+"/{a}/{b}", func(w http.ResponseWriter, r *http.Request) {
+		a, b := r.PathValue("a"), r.PathValue("b")
+		switch {
+		case a == "comments":
+			r.SetPathValue(oneParam, b)
+			oneG(w, r)
+		case b == "comments":
+			r.SetPathValue(listParam, a)
+			listG(w, r)
+		default:
+			s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest")
+		}
+	})
+}
+
+// guard is what every GitHub route does before its handler h:
+// authentication (401), scripted faults, the repository (404) and write
+// permission (403), after checking the request against GitHub's
+// description (see specOK).
+func (s *Server) guard(route string, write bool, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if st, _ := r.Context().Value(specKey{}).(*specState); st != nil {
+			st.route = route
+		}
 		s.validateRequest(r, route)
 		access := s.access(r.Header.Get("Authorization"))
 		if access == noAccess {
@@ -380,12 +438,15 @@ func (s *Server) handle(route string, write bool, h http.HandlerFunc) {
 			s.errorJSON(w, r, http.StatusForbidden, MsgNoWriteAccess, nil, docsURL(route))
 			return
 		}
+		if s.scopedDenied(w, r, route) {
+			return
+		}
 		if contentCreating[route] && s.overContentLimit() {
 			s.secondaryLimited(w, r)
 			return
 		}
 		h(w, r)
-	})
+	}
 }
 
 type accessLevel int
@@ -402,10 +463,16 @@ func (s *Server) access(auth string) accessLevel {
 		return noAccess
 	}
 	switch tok {
-	case s.Token:
+	case s.Token, AppToken:
 		return readWrite
 	case s.ReadOnlyToken:
 		return readOnly
+	}
+	s.mu.Lock()
+	_, scoped := s.scoped[tok]
+	s.mu.Unlock()
+	if scoped {
+		return readWrite // what each route may do is permitted's
 	}
 	return noAccess
 }

@@ -127,9 +127,12 @@ type specKey struct{}
 // handler answers after its own GitHub-worded checks and before it changes
 // anything (specOK).
 type specState struct {
-	body []byte
-	in   *openapi3filter.RequestValidationInput
-	err  error
+	// route is the route the request was served as (a Routes entry),
+	// when the mux pattern is not itself one (handleEither).
+	route string
+	body  []byte
+	in    *openapi3filter.RequestValidationInput
+	err   error
 }
 
 // validateRequest checks r (its path already without /api/v3) against the

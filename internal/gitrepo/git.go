@@ -77,9 +77,18 @@ var DiffArgs = []string{
 }
 
 func command(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	return commandEnv(ctx, nil, dir, args...)
+}
+
+// commandEnv is git in dir with env as its environment (nil: the
+// process's), its pager and language fixed.
+func commandEnv(ctx context.Context, env []string, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	if env == nil {
+		env = os.Environ()
+	}
 	// Never a prompt for credentials: a fetch that needs them fails.
-	cmd.Env = append(os.Environ(), "GIT_PAGER=cat", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = append(env[:len(env):len(env)], "GIT_PAGER=cat", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
 	return cmd
 }
 
@@ -96,9 +105,16 @@ func TopLevel(ctx context.Context, dir string) string {
 // Output runs git in dir and returns its standard output; a failure names
 // the command and quotes git's own message.
 func Output(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return OutputEnv(ctx, nil, dir, args...)
+}
+
+// OutputEnv is Output with env as git's whole environment (nil: the
+// process's): a caller that is given its environment, such as `warden
+// eval` fetching a corpus with the user's git configuration, passes it.
+func OutputEnv(ctx context.Context, env []string, dir string, args ...string) ([]byte, error) {
 	var stderr bytes.Buffer
 	stdout := &cappedBuffer{limit: MaxOutput}
-	cmd := command(ctx, dir, args...)
+	cmd := commandEnv(ctx, env, dir, args...)
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	err := cmd.Run()
 	if stdout.over {

@@ -8,6 +8,7 @@
 package testgit
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,4 +83,37 @@ func (r *Repo) Commit(msg string) string {
 	r.Git("commit", "-qm", msg)
 	out := r.Git("rev-parse", "HEAD")
 	return out[:len(out)-1]
+}
+
+// Bare clones the repository into a bare one in a new temporary
+// directory, as a server holds it, and returns its path.
+func (r *Repo) Bare() string {
+	r.t.Helper()
+	dir := filepath.Join(r.t.TempDir(), "upstream.git")
+	cmd := exec.Command("git", "clone", "--quiet", "--bare", r.Dir, dir)
+	cmd.Env = Env(r.Dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		r.t.Fatalf("git clone --bare: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// InsteadOf is the environment of a git child that reaches each URL of
+// redirect at the local repository it maps to, through git's own
+// url.<path>.insteadOf in a configuration file of the child's
+// (GIT_CONFIG_GLOBAL), after Env's: nothing outside the test changes.
+// extra is more configuration, appended as it is.
+func InsteadOf(t testing.TB, redirect map[string]string, extra string) []string {
+	t.Helper()
+	var b strings.Builder
+	for url, path := range redirect {
+		fmt.Fprintf(&b, "[url %q]\n\tinsteadOf = %s\n", path, url)
+	}
+	b.WriteString(extra)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "gitconfig")
+	if err := os.WriteFile(cfg, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return append(Env(dir), "GIT_CONFIG_GLOBAL="+cfg)
 }

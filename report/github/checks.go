@@ -53,35 +53,54 @@ type CheckOutput struct {
 	Annotations []review.Finding
 	// DetailsURL links the check run to, e.g., the workflow run.
 	DetailsURL string
+	// Actions are the check run's buttons (requested actions): a press
+	// sends a check_run requested_action event with the identifier.
+	Actions []CheckAction
+}
+
+// CheckAction is a requested action: "label" at most 20 characters,
+// "description" at most 40, "identifier" at most 20, three per check run
+// (REST docs, "Create a check run", actions).
+type CheckAction struct {
+	Label, Description, Identifier string
 }
 
 // CreateCheckRun creates the check run name on headSHA with status
 // in_progress and returns its id.
 func (c *Client) CreateCheckRun(ctx context.Context, name, headSHA string) (int64, error) {
+	id, _, err := c.StartCheckRun(ctx, name, headSHA, "")
+	return id, err
+}
+
+// StartCheckRun is CreateCheckRun with the integrator's externalID (""
+// for none), and says which GitHub App the check run belongs to: the
+// token's (GitHub Actions' is "github-actions").
+func (c *Client) StartCheckRun(ctx context.Context, name, headSHA, externalID string) (id int64, app string, err error) {
 	const op = "create check run"
 	if name == "" || headSHA == "" {
-		return 0, fmt.Errorf("%s: name and head SHA are required", op)
+		return 0, "", fmt.Errorf("%s: name and head SHA are required", op)
+	}
+	opts := gh.CreateCheckRunOptions{Name: name, HeadSHA: headSHA, Status: gh.String("in_progress")}
+	if externalID != "" {
+		opts.ExternalID = gh.String(externalID)
 	}
 	// GitHub API docs: https://docs.github.com/rest/checks/runs#create-a-check-run
-	run, _, err := c.gh.Checks.CreateCheckRun(ctx, c.owner, c.repo, gh.CreateCheckRunOptions{
-		Name:    name,
-		HeadSHA: headSHA,
-		Status:  gh.String("in_progress"),
-	})
+	run, _, err := c.gh.Checks.CreateCheckRun(ctx, c.owner, c.repo, opts)
 	if err != nil {
-		return 0, c.fail(op, true, err)
+		return 0, "", c.fail(op, true, err)
 	}
-	return run.GetID(), nil
+	return run.GetID(), run.GetApp().GetSlug(), nil
 }
 
 // checkRunUpdate is the body of "Update a check run". go-github's
 // UpdateCheckRunOptions always sends "name", which would rename the run
 // when empty; this sends only what is set.
 type checkRunUpdate struct {
-	Status     string          `json:"status,omitempty"`
-	Conclusion string          `json:"conclusion,omitempty"`
-	DetailsURL string          `json:"details_url,omitempty"`
-	Output     *checkRunOutput `json:"output,omitempty"`
+	Status     string               `json:"status,omitempty"`
+	Conclusion string               `json:"conclusion,omitempty"`
+	DetailsURL string               `json:"details_url,omitempty"`
+	Output     *checkRunOutput      `json:"output,omitempty"`
+	Actions    []*gh.CheckRunAction `json:"actions,omitempty"`
 }
 
 type checkRunOutput struct {
@@ -120,6 +139,9 @@ func (c *Client) CompleteCheckRun(ctx context.Context, id int64, out CheckOutput
 		Conclusion: out.Conclusion,
 		DetailsURL: out.DetailsURL,
 		Output:     &checkRunOutput{Title: title, Summary: summary, Annotations: first},
+	}
+	for _, a := range out.Actions {
+		body.Actions = append(body.Actions, &gh.CheckRunAction{Label: a.Label, Description: a.Description, Identifier: a.Identifier})
 	}
 	// GitHub API docs: https://docs.github.com/rest/checks/runs#update-a-check-run
 	if err := c.updateCheckRun(ctx, id, body); err != nil {
@@ -225,4 +247,36 @@ func approximate(f review.Finding) string {
 		return " (" + report.ApproximateLines + ")"
 	}
 	return ""
+}
+
+// CheckRunInfo is a check run as GitHub lists it.
+type CheckRunInfo struct {
+	ID                 int64
+	HeadSHA            string
+	Status, Conclusion string
+	Title, Summary     string
+	App                string // the slug of the app that created it
+}
+
+// LatestCheckRun returns the newest check run named name on commit sha:
+// the one GitHub shows and branch protection gates on ("latest" is the
+// listing's default filter). ok is false when there is none.
+func (c *Client) LatestCheckRun(ctx context.Context, name, sha string) (CheckRunInfo, bool, error) {
+	op := fmt.Sprintf("list check runs of %.7s", sha)
+	opts := &gh.ListCheckRunsOptions{CheckName: gh.String(name), ListOptions: gh.ListOptions{PerPage: 100}}
+	// GitHub API docs: https://docs.github.com/rest/checks/runs#list-check-runs-for-a-git-reference
+	res, _, err := c.gh.Checks.ListCheckRunsForRef(ctx, c.owner, c.repo, sha, opts)
+	if err != nil {
+		return CheckRunInfo{}, false, c.fail(op, false, err)
+	}
+	for _, run := range res.CheckRuns {
+		if run.GetName() != name {
+			continue
+		}
+		return CheckRunInfo{
+			ID: run.GetID(), HeadSHA: run.GetHeadSHA(), Status: run.GetStatus(), Conclusion: run.GetConclusion(),
+			Title: run.GetOutput().GetTitle(), Summary: run.GetOutput().GetSummary(), App: run.GetApp().GetSlug(),
+		}, true, nil
+	}
+	return CheckRunInfo{}, false, nil
 }

@@ -192,6 +192,21 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// REST returns c's go-github client and its repository, for the GitHub
+// services of other packages (ghbot): a call through it gets c's
+// transport (retries, rate-limit waits, serialized writes, the write
+// budget) and its errors must go through Fail before anyone sees them.
+func (c *Client) REST() (client *gh.Client, owner, repo string) { return c.gh, c.owner, c.repo }
+
+// RepoURL is the repository's web address (the server URL, owner and
+// name): the one host whose links neutralized text keeps.
+func (c *Client) RepoURL() string { return c.repoURL() }
+
+// Fail is c's error handling for a call made through REST: it wraps err
+// with op, classifies a write's 403 as ErrNoWriteAccess and removes the
+// token from everything the error can say. nil stays nil.
+func (c *Client) Fail(op string, write bool, err error) error { return c.fail(op, write, err) }
+
 // redactURL hides a password in a URL; an unparsable URL is hidden whole.
 func redactURL(s string) string {
 	u, err := url.Parse(s)

@@ -181,7 +181,7 @@ func TestCheckRunLifecycle(t *testing.T) {
 		ID: id, Name: "warden", HeadSHA: testHead, Status: "completed", Conclusion: "neutral",
 		DetailsURL: "https://github.com/org/warden/actions/runs/1", Title: "Complete: 1 finding", Summary: "## warden\n",
 		Annotations: []fakegithub.Annotation{{Path: "a.go", StartLine: 1, EndLine: 1, AnnotationLevel: "warning", Title: "[medium] ta", Message: "ta"}},
-		Updates:     1,
+		Updates:     1, App: fakegithub.AppActions,
 	}
 	if diff := cmp.Diff(want, run); diff != "" {
 		t.Errorf("check run after CompleteCheckRun (-want +got):\n%s", diff)

@@ -460,19 +460,26 @@ func AcceptedOutput(title, summary string, a Acceptance) CheckOutput {
 			rest = after
 		}
 	}
-	state := ""
-	if st, ok := ParseState(rest); ok { // keep the record the next push reads, whatever the cut
-		state = "\n" + StateMarker(st) + "\n"
-		rest = stateRE.ReplaceAllString(rest, "")
+	// Keep warden's hidden records (the state the next push reads, ...)
+	// whatever the cut: they move to the end.
+	var kept strings.Builder
+	for _, m := range hiddenRecordRE.FindAllString(rest, -1) {
+		kept.WriteString("\n" + m + "\n")
 	}
+	rest = hiddenRecordRE.ReplaceAllString(rest, "")
 	rest = strings.TrimRight(rest, "\n") + "\n"
-	rest = clipText(rest, MaxOutputText-len(record)-len(state), "\n\n_(the review's summary was cut to fit)_\n")
+	rest = clipText(rest, MaxOutputText-len(record)-kept.Len(), "\n\n_(the review's summary was cut to fit)_\n")
 	return CheckOutput{
 		Conclusion: ConclusionNeutral,
 		Title:      clipTitle("Accepted by @" + a.By + ": " + strings.TrimPrefix(title, "Stale: ")),
-		Summary:    record + rest + state,
+		Summary:    record + rest + kept.String(),
 	}
 }
+
+// hiddenRecordRE finds the hidden records warden writes on a line of their
+// own in a check run's summary ("<!-- warden:state:v1 ... -->"). Model
+// text cannot forge one (neutralize escapes "<").
+var hiddenRecordRE = regexp.MustCompile(`(?m)^<!-- warden:[a-z]+:v[0-9]+[^<>\n]*-->$`)
 
 // StaleTitle is the title of a report published on a commit that is no
 // longer the pull request's head.

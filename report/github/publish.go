@@ -39,6 +39,18 @@ type Publisher struct {
 	Stale bool
 	// Summary renders the check run's summary (Markdown) of a report.
 	Summary func(*review.Report) (string, error)
+	// ExternalID is the check run's reference for the integrator (the
+	// pull request it reviews: GitHub gives a fork's check run no
+	// pull_requests).
+	ExternalID string
+	// IncompleteActions are the buttons an incomplete review's check run
+	// carries (the Resume review button); none on a complete one.
+	IncompleteActions []CheckAction
+	// Posted and Overflow are the review's (ReviewOptions): the
+	// fingerprints warden's findings comment holds, and what keeps the
+	// findings that do not go inline.
+	Posted   map[string]int
+	Overflow func(ctx context.Context, fs []review.Finding) (string, error)
 	// Budget and Started set the publish deadline: what the review's budget
 	// has left after Started, and at least PublishFloor, even when the
 	// review was cancelled: what finished is still posted.
@@ -55,10 +67,16 @@ type Publisher struct {
 	Log      io.Writer
 
 	checkID   int64
+	app       string
 	began     bool
 	readOnly  bool
 	completed bool
 }
+
+// App is the GitHub App the check run belongs to (the token's:
+// "github-actions" for a workflow's GITHUB_TOKEN); "" before Begin or
+// when it could not be created.
+func (p *Publisher) App() string { return p.app }
 
 // PublishFloor is the least time publishing gets.
 const PublishFloor = time.Minute
@@ -71,7 +89,8 @@ func (p *Publisher) Begin(ctx context.Context) {
 		return
 	}
 	p.began = true
-	id, err := p.Client.CreateCheckRun(ctx, p.CheckName, p.HeadSHA)
+	id, app, err := p.Client.StartCheckRun(ctx, p.CheckName, p.HeadSHA, p.ExternalID)
+	p.app = app
 	switch {
 	case errors.Is(err, ErrNoWriteAccess):
 		p.readOnly = true
@@ -128,12 +147,16 @@ func (p *Publisher) Publish(ctx context.Context, r *review.Report) error {
 	if Acceptable(r, p.Thresholds.FailOn, cancelled) && !p.Stale {
 		summary = IncompleteNote(conclusion) + "\n\n" + summary + "\n" + acceptableMarker + "\n"
 	}
-	p.Complete(ctx, CheckOutput{
+	out := CheckOutput{
 		Conclusion:  conclusion,
 		Title:       title,
 		Summary:     summary,
 		Annotations: p.Thresholds.Shown(r.Findings),
-	})
+	}
+	if !r.Complete() || cancelled {
+		out.Actions = p.IncompleteActions
+	}
+	p.Complete(ctx, out)
 	if p.readOnly {
 		written, dropped := WriteAnnotations(p.Commands, r.Findings, p.Thresholds.ReportOn)
 		if dropped > 0 {
@@ -153,6 +176,8 @@ func (p *Publisher) postReview(ctx context.Context, r *review.Report, cancelled 
 		FailOn:   p.Thresholds.FailOn,
 		ReportOn: p.Thresholds.ReportOn,
 		Body:     Title(r, cancelled),
+		Posted:   p.Posted,
+		Overflow: p.Overflow,
 	})
 	switch {
 	case errors.Is(err, ErrNoWriteAccess):
@@ -164,8 +189,8 @@ func (p *Publisher) postReview(ctx context.Context, r *review.Report, cancelled 
 	case err != nil:
 		p.warn("warden: posting the review failed: %v", err)
 	case p.Log != nil:
-		fmt.Fprintf(p.Log, "warden: review posted: %d comments, %d already present, %d in the review body, %d left out of the body for length (they are in the check run), %d below report-on\n",
-			res.Posted, res.Duplicates, res.InBody, res.Omitted, res.Below)
+		fmt.Fprintf(p.Log, "warden: review posted: %d comments, %d already present, %d in the review body, %d left out of the body for length (they are in the check run), %d below report-on, %d in warden's findings comment\n",
+			res.Posted, res.Duplicates, res.InBody, res.Omitted, res.Below, res.Overflow)
 	}
 }
 

@@ -55,6 +55,16 @@ type ReviewOptions struct {
 	// Body opens the review body, e.g. the outcome line and a link to the
 	// check run (Markdown, trusted).
 	Body string
+	// Posted counts fingerprints (report.Fingerprint) already on the pull
+	// request outside review comments and review bodies (warden's
+	// findings comment): those findings are not posted again.
+	Posted map[string]int
+	// Overflow, when set, keeps the findings that do not go inline (past
+	// MaxComments, off the diff, refused by GitHub) in one place instead
+	// of the review body: it returns the line the review body shows
+	// instead (a link). With no inline comment left, no review is posted.
+	// An error keeps them in the review body.
+	Overflow func(ctx context.Context, fs []review.Finding) (string, error)
 }
 
 // ReviewResult says where each finding went.
@@ -65,6 +75,7 @@ type ReviewResult struct {
 	Below      int   // findings below ReportOn, not posted
 	Rejected   int   // of InBody: comments GitHub answered 422 to, moved to the body
 	Omitted    int   // of InBody: left out because the body reached MaxCommentBody
+	Overflow   int   // findings given to ReviewOptions.Overflow instead of the body
 	ReviewID   int64 // 0 when nothing new was posted
 }
 
@@ -156,6 +167,9 @@ func (c *Client) PostReview(ctx context.Context, pr int, headSHA string, finding
 		if err != nil {
 			return res, err
 		}
+		for fp, n := range opts.Posted {
+			seen["v2:"+fp] += n // report.Fingerprint values
+		}
 		fresh, dup := dedup(shown, seen)
 		if prevDup >= 0 {
 			// Findings that appeared since the failed post were posted by
@@ -178,7 +192,7 @@ func (c *Client) PostReview(ctx context.Context, pr int, headSHA string, finding
 			return res, c.fail(op, true, err)
 		}
 		res.Posted += r.Posted
-		res.InBody, res.Rejected, res.Omitted, res.ReviewID = r.InBody, r.Rejected, r.Omitted, r.ReviewID
+		res.InBody, res.Rejected, res.Omitted, res.Overflow, res.ReviewID = r.InBody, r.Rejected, r.Omitted, r.Overflow, r.ReviewID
 		return res, nil
 	}
 }
@@ -190,9 +204,15 @@ func (c *Client) postPlanned(ctx context.Context, pr int, headSHA, event string,
 		maxComments = DefaultMaxComments
 	}
 	p := c.plan(fresh, anchors, maxComments)
-	id, err := c.createReview(ctx, pr, headSHA, event, opts.Body, p)
+	header, moved := c.overflow(ctx, &p, opts, opts.Body)
+	if len(p.comments) == 0 && len(p.body) == 0 {
+		return ReviewResult{Overflow: moved}, nil // all kept in the findings comment
+	}
+	id, err := c.createReview(ctx, pr, headSHA, event, header, p)
 	if err == nil {
-		return p.result(id), nil
+		r := p.result(id)
+		r.Overflow = moved
+		return r, nil
 	}
 	if !isUnprocessable(err) {
 		return ReviewResult{}, err
@@ -216,9 +236,12 @@ func (c *Client) postPlanned(ctx context.Context, pr int, headSHA, event string,
 		}
 		q.comments = keep
 		if q.rejected > 0 {
-			id, err = c.createReview(ctx, pr, headSHA, event, opts.Body, q)
+			h, more := c.overflow(ctx, &q, opts, header)
+			id, err = c.createReview(ctx, pr, headSHA, event, h, q)
 			if err == nil {
-				return q.result(id), nil
+				r := q.result(id)
+				r.Overflow = moved + more
+				return r, nil
 			}
 			if !isUnprocessable(err) {
 				return ReviewResult{}, err
@@ -235,16 +258,39 @@ func (c *Client) postPlanned(ctx context.Context, pr int, headSHA, event string,
 		all.body = append(all.body, bodyEntry{f: cm.f, why: "GitHub did not accept a comment on these lines"})
 	}
 	c.log.Warn("posting every finding in the review body", "findings", len(all.body))
+	h, more := c.overflow(ctx, &all, opts, header)
 	for _, ev := range slices.Compact([]string{event, EventComment}) {
-		id, err = c.createReview(ctx, pr, headSHA, ev, opts.Body, all)
+		id, err = c.createReview(ctx, pr, headSHA, ev, h, all)
 		if err == nil {
-			return all.result(id), nil
+			r := all.result(id)
+			r.Overflow = moved + more
+			return r, nil
 		}
 		if !isUnprocessable(err) {
 			return ReviewResult{}, err
 		}
 	}
 	return ReviewResult{}, err
+}
+
+// overflow hands p's body findings to opts.Overflow, when set, and
+// returns the review body's header with the line it gives, and how many
+// it took; on its error they stay in the body.
+func (c *Client) overflow(ctx context.Context, p *plan, opts ReviewOptions, header string) (string, int) {
+	if opts.Overflow == nil || len(p.body) == 0 {
+		return header, 0
+	}
+	fs := make([]review.Finding, len(p.body))
+	for i, e := range p.body {
+		fs[i] = e.f
+	}
+	line, err := opts.Overflow(ctx, fs)
+	if err != nil {
+		c.log.Warn("keeping the findings not posted inline in the review body", "error", err)
+		return header, 0
+	}
+	p.body = nil
+	return strings.TrimSpace(header + "\n\n" + line), len(fs)
 }
 
 func isUnprocessable(err error) bool {

@@ -12,6 +12,7 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 
+	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
@@ -461,6 +462,9 @@ func Follow(threads []Thread, current []review.Finding, changed func(path string
 
 // Suppress removes the suppressed findings from r, counting them in
 // Summary.Suppressed, so that every sink shows the same, honest count.
+// suppressed is keyed by marker key (FollowUp.Suppressed) or by the bare
+// fingerprint (report.Fingerprint, as warden's findings comment records
+// it).
 func Suppress(r *review.Report, suppressed map[string]string) int {
 	if len(suppressed) == 0 {
 		return 0
@@ -471,7 +475,8 @@ func Suppress(r *review.Report, suppressed map[string]string) int {
 		keys := findingKeys(f)
 		_, ok := suppressed[keys[0]]
 		_, legacy := suppressed[keys[1]]
-		if ok || legacy {
+		_, bare := suppressed[report.Fingerprint(f)] // as warden's findings comment records it
+		if ok || legacy || bare {
 			n++
 			continue
 		}

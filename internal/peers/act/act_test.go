@@ -5,6 +5,7 @@ package act
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +47,11 @@ var peer struct {
 }
 
 func TestMain(m *testing.M) {
+	// The test binary is also the stand-in of the actions the Action's
+	// steps use (see standIns): act runs it as a step's process.
+	if op := os.Getenv(standInVar); op != "" {
+		os.Exit(standIn(op))
+	}
 	peer.strict = os.Getenv("CI") == "true" || os.Getenv("WARDEN_REAL_PEERS") == "1"
 	peer.bin = os.Getenv("WARDEN_ACT_BIN")
 	if peer.bin == "" {
@@ -268,6 +273,22 @@ type world struct {
 	// eventName is the event act runs the workflow on; "" means
 	// pull_request.
 	eventName string
+	// run is the workflow run GitHub records for the next runAct (its
+	// event, head repository, workflow path): the job's runtime token
+	// is its, for the artifact service. Event and pull request are
+	// filled in from eventName when empty.
+	run fakegithub.WorkflowRun
+	// job is the last runAct's job.
+	job *fakegithub.Job
+	// token is the GITHUB_TOKEN of the next runAct; "" means
+	// fakegithub.DefaultToken.
+	token string
+	// checkout is the commit the checkout stand-in copies; "" means the
+	// repository as it is.
+	checkout string
+	// noSecrets runs the next runAct without the model key (a fork's
+	// pull request run gets no secrets).
+	noSecrets bool
 }
 
 // markVar marks the processes of one act run: act runs each step in a
@@ -428,7 +449,8 @@ func (w *world) runAct(ctx context.Context) actResult {
 		// act's workspaces and action cache live in the test's scratch
 		// directory, not in ~/.cache/act.
 		"--action-cache-path", filepath.Join(w.dir, "act-cache"),
-		// the cache server would listen on the machine's outbound address.
+		// the cache server would listen on the machine's outbound address;
+		// the fake GitHub's Actions services stand in for GitHub's.
 		"--no-cache-server",
 		// act's defaults are https://github.com and https://api.github.com;
 		// --env overrides what it puts in the github context and the steps'
@@ -441,14 +463,43 @@ func (w *world) runAct(ctx context.Context) actResult {
 		"--env", "GITHUB_REPOSITORY=" + owner + "/" + repoName,
 		// github.token comes from the GITHUB_TOKEN secret.
 		"-s", "GITHUB_TOKEN=" + fakegithub.DefaultToken,
-		"-s", "WARDEN_MODEL_KEY=" + modelKey,
 	}
-	// action.yml restores and saves the results cache with actions/cache,
-	// which act would clone: a stand-in of ours takes its place (act has
-	// no Actions cache service here), so that the rest of the action runs
-	// as on GitHub.
-	for _, ref := range cacheActionRefs(w.t) {
-		args = append(args, "--local-repository", ref+"="+cacheStandIn(w.t, w.dir))
+	// GitHub passes a fork's pull request run no secrets.
+	if !w.noSecrets {
+		args = append(args, "-s", "WARDEN_MODEL_KEY="+modelKey, "-s", "OPENROUTER_API_KEY="+modelKey)
+	}
+	// GitHub records the run; the job's runtime token reaches the
+	// stand-ins of the actions that talk to the Actions services.
+	r := w.run
+	r.Event = cmp.Or(r.Event, event)
+	if len(r.PullRequests) == 0 && event != "issue_comment" && event != "workflow_run" && event != "check_run" {
+		r.PullRequests = []int{prNumber}
+	}
+	r.HeadSHA = cmp.Or(r.HeadSHA, w.pr.HeadSHA)
+	w.job = w.gh.StartRun(r)
+	checkout := w.checkoutDir()
+	args = append(args,
+		"--env", runtimeURLVar+"="+fakegithub.ResultsURL(w.ghURL),
+		"--env", runtimeTokenVar+"="+w.job.RuntimeToken,
+		"--env", testBinaryVar+"="+testBinary(w.t),
+		"--env", checkoutVar+"="+checkout,
+	)
+	// The actions the workflow and action.yml use, other than the
+	// Action itself, are stand-ins of ours (act would clone them from
+	// GitHub): actions/upload-artifact uploads through the fake's
+	// artifact service with the job's token (so GitHub's visibility rules
+	// hold for what later runs read), actions/checkout copies the
+	// repository at the run's commit.
+	for ref, dir := range standIns(w.t, w.dir) {
+		args = append(args, "--local-repository", ref+"="+dir)
+	}
+	// A workflow as users copy it names the Action org/warden@v1.
+	args = append(args, "--local-repository", "org/warden@v1="+filepath.Join(w.repo, "warden-action"))
+	token := cmp.Or(w.token, fakegithub.DefaultToken)
+	for i, a := range args {
+		if a == "GITHUB_TOKEN="+fakegithub.DefaultToken {
+			args[i] = "GITHUB_TOKEN=" + token
+		}
 	}
 	cmd := exec.CommandContext(ctx, peer.bin, args...)
 	cmd.Dir = w.repo
@@ -685,6 +736,9 @@ type model struct {
 
 	mu   sync.Mutex
 	auth []string
+	// dead is a path whose prompts get 503 (the provider failing
+	// partway through a review); "" for none.
+	dead string
 }
 
 // linesRE finds the first line warden's prompt allows findings on; only
@@ -717,23 +771,35 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Lock()
 	m.auth = append(m.auth, r.Header.Get("Authorization"))
+	dead := m.dead
 	m.mu.Unlock()
-	sub := linesRE.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content)
+	prompt := req.Messages[len(req.Messages)-1].Content
+	if dead != "" && strings.Contains(prompt, "File: "+dead+"\n") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"error":{"message":"no healthy upstream","type":"server_error"}}`))
+		return
+	}
+	sub := linesRE.FindStringSubmatch(prompt)
 	if sub == nil {
 		http.Error(w, `{"error":{"message":"the prompt names no lines to report on"}}`, http.StatusBadRequest)
 		return
 	}
 	line, _ := strconv.Atoi(sub[1])
+	file := ""
+	if f := regexp.MustCompile(`(?m)^File: (.+)$`).FindStringSubmatch(prompt); f != nil {
+		file = f[1]
+	}
 	answer, _ := json.Marshal(map[string]any{"findings": []map[string]any{{
-		"severity": m.severity, "title": "Division by zero", "description": "b may be zero.",
+		"severity": m.severity, "title": "Division by zero in " + file, "description": "b may be zero.",
 		"start_line": line, "end_line": line, "suggestion": "", "confidence": 0.9,
 	}}})
-	prompt := 0
+	chars := 0
 	for _, msg := range req.Messages {
-		prompt += len(msg.Content)
+		chars += len(msg.Content)
 	}
 	fakeopenai.Serve(w, r.Context(), fakeopenai.Answer{}, fakeopenai.Wire{Model: req.Model, Content: string(answer),
-		PromptTokens: prompt / 4, CompletionTokens: 20})
+		PromptTokens: chars / 4, CompletionTokens: 20})
 }
 
 func (m *model) seen() (int, []string) {
@@ -758,38 +824,4 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// cacheActionRefs are the actions/cache@<sha> references of action.yml.
-func cacheActionRefs(t *testing.T) []string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "action.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var refs []string
-	for _, m := range regexp.MustCompile(`uses: (actions/cache)/(?:restore|save)@([0-9a-f]{40})`).FindAllStringSubmatch(string(data), -1) {
-		if ref := m[1] + "@" + m[2]; !slices.Contains(refs, ref) {
-			refs = append(refs, ref)
-		}
-	}
-	return refs
-}
-
-// cacheStandIn writes composite restore and save actions that only say
-// there is no cache, in place of actions/cache under act.
-func cacheStandIn(t *testing.T, dir string) string {
-	t.Helper()
-	root := filepath.Join(dir, "actions-cache-stand-in")
-	for _, sub := range []string{"restore", "save"} {
-		action := "name: cache " + sub + " (stand-in)\ninputs:\n  path: {required: true}\n  key: {required: true}\n  restore-keys: {required: false}\n" +
-			"runs:\n  using: composite\n  steps:\n    - shell: bash\n      run: echo 'no Actions cache under act, " + sub + " skipped'\n"
-		if err := os.MkdirAll(filepath.Join(root, sub), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, sub, "action.yml"), []byte(action), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
 }

@@ -11,52 +11,20 @@ import (
 	"github.com/org/warden/internal/fakegithub"
 )
 
-// commentWorkflow is the README's comment workflow (warden-commands.yml),
-// with actions/checkout replaced by a copy of the repository, as in
-// workflow.
-func (w *world) commentWorkflow() string {
-	return `name: warden commands
-on:
-  issue_comment:
-    types: [created]
-  pull_request_review_comment:
-    types: [created]
-permissions:
-  contents: write
-  pull-requests: write
-  issues: write
-  checks: write
-jobs:
-  command:
-    if: (github.event.issue.pull_request || github.event.pull_request) && contains(github.event.comment.body, '/warden')
-    runs-on: ubuntu-latest
-    steps:
-      - name: Check out (copy the repository into the workspace)
-        run: cp -a ` + shq(w.repo+"/.") + ` "$GITHUB_WORKSPACE/"
-      - name: warden
-        id: warden
-        uses: ./warden-action
-        env:
-          WARDEN_BASE_URL: ` + shq(w.model.URL+"/v1") + `
-          WARDEN_MODEL: test-model
-          WARDEN_API_KEY: ${{ secrets.WARDEN_MODEL_KEY }}
-        with:
-          skills: code-review
-          fail-on: 'off'
-`
-}
-
-// TestCommentWorkflowUnderAct runs the README's comment workflow under act
-// on an issue_comment event (GitHub's example payload, on the pull
-// request, saying /warden resume): warden reacts to the comment, reviews
-// the pull request with the base repository's configuration and completes
-// a check run on its head.
+// TestCommentWorkflowUnderAct runs the README's comment workflow
+// (warden-commands.yml, read out of README.md) under act on an
+// issue_comment event (GitHub's example payload, on the pull request,
+// saying /warden resume), with a GITHUB_TOKEN of exactly the workflow's
+// permissions: warden reacts to the comment, reviews the pull request with
+// the base repository's configuration and completes a check run on its
+// head.
 func TestCommentWorkflowUnderAct(t *testing.T) {
 	needAct(t)
 	ctx, cancel := context.WithTimeout(t.Context(), actDeadln)
 	defer cancel()
-	w := newWorld(t, scenario{name: "comment", severity: "high"})
-	w.write(".github/workflows/warden.yml", w.commentWorkflow())
+	w := lifeWorld(t)
+	w.use(readmeWorkflow(t, wfCommands), false)
+	w.checkout = w.pr.BaseSHA
 	id := w.gh.AddIssueComment(prNumber, fakegithub.IssueComment{Body: "/warden resume", User: "alice", Association: "MEMBER"})
 	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "internal", "fakegithub", "testdata", "webhooks", "issue_comment", "01-created.json"))
 	if err != nil {

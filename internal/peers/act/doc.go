@@ -16,7 +16,8 @@
 // GOMODCACHE, GOPROXY=off and GOTOOLCHAIN=local, so the run needs no
 // network.
 //
-// The package has no non-test code but this comment; its tests import only
-// the standard library and internal/fakegithub. It must not import any
-// other package of this module: it tests the action from the outside.
+// The package has no non-test code but this comment; its tests import the
+// standard library, yaml.v3 (the workflows' permissions) and the test
+// support packages (internal/fakegithub, fakeopenai, testgit). It must not
+// import warden's own packages: it tests the action from the outside.
 package act

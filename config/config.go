@@ -15,7 +15,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -113,6 +115,10 @@ type retryConfig struct {
 	MaxRetryAfter    duration   `toml:"max_retry_after"`
 	BudgetRatio      *float64   `toml:"budget_ratio"`
 	MaxPerItem       *int       `toml:"max_per_item"` // retries per item across all routes (issue 11)
+	// OutagePatience is how long the last route may go without an answer
+	// before its items stop waiting for it (execution's outage patience,
+	// issue 22); unset: the hunk budget.
+	OutagePatience duration `toml:"outage_patience"`
 }
 
 type routeConfig struct {
@@ -241,6 +247,7 @@ func parseConfig(name string, data []byte) (*fileConfig, error) {
 func checkZeros(file string, data []byte, c *fileConfig) error {
 	var raw struct {
 		Review map[string]any   `toml:"review"`
+		Retry  map[string]any   `toml:"retry"`
 		Routes []map[string]any `toml:"routes"`
 	}
 	if err := toml.Unmarshal(data, &raw); err != nil {
@@ -262,11 +269,15 @@ func checkZeros(file string, data []byte, c *fileConfig) error {
 		"request_timeout": "a 0s request timeout would time out every call: leave it out for the default or give a duration such as \"120s\"",
 		"min_attempt":     "a 0s minimum attempt would start attempts with no time left: leave it out for the default or give a duration",
 		"max_concurrency": "0 would run nothing: leave it out for the default or give at least 1",
+		"outage_patience": "a 0s outage patience would fail every item at the route's first failure: leave it out for the default (the hunk budget) or give a duration",
 	}
 	for _, k := range []string{"budget", "hunk_budget", "request_timeout", "min_attempt", "max_concurrency"} {
 		if v, ok := raw.Review[k]; ok && zero(v) {
 			return &configError{file: file, line: keyLine(data, "review."+k), key: "review." + k, msg: why[k]}
 		}
+	}
+	if v, ok := raw.Retry["outage_patience"]; ok && zero(v) {
+		return &configError{file: file, line: keyLine(data, "retry.outage_patience"), key: "retry.outage_patience", msg: why["outage_patience"]}
 	}
 	for i, r := range raw.Routes {
 		for _, k := range []string{"request_timeout", "max_concurrency"} {
@@ -373,6 +384,9 @@ type badKey func(line int, key, format string, args ...any) error
 
 // checkLimits checks the review, retry and filter limits.
 func (c *fileConfig) checkLimits(bad badKey) error {
+	if key, v, ok := firstNonFinite(reflect.ValueOf(*c), ""); ok {
+		return bad(0, key, "must be a finite number, got %v", v)
+	}
 	if c.Review.MaxConcurrency < 0 {
 		return bad(0, "review.max_concurrency", "must be positive, got %d", c.Review.MaxConcurrency)
 	}
@@ -406,6 +420,46 @@ func (c *fileConfig) checkLimits(bad badKey) error {
 		return bad(0, "review.hunk_budget", "%s is shorter than review.min_attempt (%s): no attempt could start", p.ItemBudget, p.MinAttempt)
 	}
 	return nil
+}
+
+// firstNonFinite finds the first floating-point value in v (a decoded
+// configuration, walked through its TOML keys) that is NaN or infinite:
+// TOML spells them nan and inf, and no number of warden.toml means
+// anything infinite (issue 22: retry.budget_ratio = nan loaded, and the
+// JSON report then failed). key is its dotted key, e.g.
+// routes[1].price_input_per_mtok.
+func firstNonFinite(v reflect.Value, key string) (string, float64, bool) {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return key, f, true
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return firstNonFinite(v.Elem(), key)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			if k, f, ok := firstNonFinite(v.Index(i), fmt.Sprintf("%s[%d]", key, i)); ok {
+				return k, f, true
+			}
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
+			if name == "" || name == "-" || !t.Field(i).IsExported() {
+				continue
+			}
+			if key != "" {
+				name = key + "." + name
+			}
+			if k, f, ok := firstNonFinite(v.Field(i), name); ok {
+				return k, f, true
+			}
+		}
+	}
+	return "", 0, false
 }
 
 // checkRoutes checks every route: names, required keys, ranges.
@@ -452,17 +506,38 @@ func (c *fileConfig) composed() *configError {
 	for i, rc := range c.Routes {
 		routes[i] = rc.EngineRoute()
 	}
+	if len(routes) == 0 {
+		routes = []execution.Route{{}} // the environment's route: the review's settings alone
+	}
 	var ce *execution.CompositionError
 	if err := c.policy().Validate(routes); !errors.As(err, &ce) {
 		return nil
 	}
-	key := map[string]string{execution.KeyItemBudget: "review.hunk_budget", execution.KeyBudget: "review.budget"}[ce.Key]
+	key := c.keyOf(ce.Key, ce.Route)
+	msg := ce.Msg
+	if ce.With != "" {
+		msg += " (" + c.keyOf(ce.With, ce.Route) + ")" // the other key, named too
+	}
+	return &configError{key: key, msg: msg}
+}
+
+// keyOf is the file's key for one of execution's composition settings on
+// the route named route: the [review] key, or the route's own when the
+// setting is a route's (or the route sets its own request timeout).
+func (c *fileConfig) keyOf(setting, route string) string {
+	review := map[string]string{
+		execution.KeyItemBudget: "review.hunk_budget", execution.KeyBudget: "review.budget",
+		execution.KeyMinAttempt: "review.min_attempt", execution.KeyRequestTimeout: "review.request_timeout",
+	}
 	for i, r := range c.Routes {
-		if key == "" && r.Name == ce.Route {
-			key = fmt.Sprintf("routes[%d].%s", i, ce.Key)
+		if r.Name != route {
+			continue
+		}
+		if _, ok := review[setting]; !ok || (setting == execution.KeyRequestTimeout && r.RequestTimeout > 0) {
+			return fmt.Sprintf("routes[%d].%s", i, setting)
 		}
 	}
-	return &configError{key: key, msg: ce.Msg}
+	return review[setting]
 }
 
 // EngineRoute is the route's settings as the engine reads them, without a
@@ -558,6 +633,7 @@ func (c *fileConfig) policy() execution.Policy {
 	setDur(&p.RateLimitBackoff, c.Retry.RateLimitBackoff)
 	setDur(&p.MaxRetryAfter, c.Retry.MaxRetryAfter)
 	setDur(&p.MaxQueueWait, c.Review.MaxQueueWait)
+	setDur(&p.OutagePatience, c.Retry.OutagePatience)
 	for _, d := range c.Retry.BackoffSchedule {
 		p.BackoffSchedule = append(p.BackoffSchedule, time.Duration(d))
 	}

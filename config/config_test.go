@@ -36,6 +36,25 @@ func TestParseConfigErrors(t *testing.T) {
 		{"budget too small", "[review]\nbudget = \"40s\"\n", "warden.toml:2: review.budget: 40s leaves no time to review: it must exceed review.reserve (30s) plus review.min_attempt (20s)"},
 		{"hunk budget below min attempt", "[review]\nhunk_budget = \"10s\"\n", "warden.toml:2: review.hunk_budget: 10s is shorter than review.min_attempt (20s): no attempt could start"},
 		{"skill without name", "[[skills]]\npaths = [\"**/*.go\"]\n", "warden.toml: skills[0].name: missing"},
+		// Issue 22: no number of warden.toml is infinite or not a number.
+		{"nan budget ratio", "[retry]\nbudget_ratio = nan\n", "warden.toml:2: retry.budget_ratio: must be a finite number, got NaN"},
+		{"infinite cost cap", "[review]\nmax_cost_usd = inf\n", "warden.toml:2: review.max_cost_usd: must be a finite number, got +Inf"},
+		{"negative infinite price", "[[routes]]\nname = \"a\"\nbase_url = \"http://x\"\nmodel = \"m\"\nprice_output_per_mtok = -inf\n",
+			"warden.toml:5: routes[0].price_output_per_mtok: must be a finite number, got -Inf"},
+		{"nan cached price on the second route", "[[routes]]\nname = \"a\"\nbase_url = \"http://x\"\nmodel = \"m\"\n[[routes]]\nname = \"b\"\nbase_url = \"http://y\"\nmodel = \"m\"\nprice_cached_input_per_mtok = nan\n",
+			"warden.toml:9: routes[1].price_cached_input_per_mtok: must be a finite number, got NaN"},
+		{"budget ratio above 1", "[retry]\nbudget_ratio = 1.5\n", "warden.toml:2: retry.budget_ratio: must be between 0 and 1, got 1.5"},
+		{"negative price", "[[routes]]\nname = \"a\"\nbase_url = \"http://x\"\nmodel = \"m\"\nprice_input_per_mtok = -1\n", "warden.toml:1: routes[0].price_input_per_mtok: prices must not be negative"},
+		{"zero outage patience", "[retry]\noutage_patience = \"0s\"\n",
+			"warden.toml:2: retry.outage_patience: a 0s outage patience would fail every item at the route's first failure: leave it out for the default (the hunk budget) or give a duration"},
+		// Issue 22: request_timeout = "5s" with the default min_attempt left
+		// no room for any retry, silently; now a load error naming both keys.
+		{"min attempt over the request timeout", "[review]\nrequest_timeout = \"5s\"\n",
+			`warden.toml: review.min_attempt: 20s does not fit inside the environment's route's 5s request deadline, which its retries share: no retry could ever start; lower it below 5s or raise the request timeout (review.request_timeout)`},
+		{"min attempt over a route's request timeout", "[review]\nmin_attempt = \"40s\"\n[[routes]]\nname = \"fast\"\nbase_url = \"http://x\"\nmodel = \"m\"\nrequest_timeout = \"30s\"\n",
+			`warden.toml:2: review.min_attempt: 40s does not fit inside route "fast"'s 30s request deadline, which its retries share: no retry could ever start; lower it below 30s or raise the request timeout (routes[0].request_timeout)`},
+		{"min attempt and a fixed backoff over the request timeout", "[review]\nrequest_timeout = \"30s\"\n[retry]\nbackoff_schedule = [\"15s\"]\n",
+			`warden.toml: review.min_attempt: 20s plus a retry's wait (15s) does not fit inside the environment's route's 30s request deadline, which its retries share: no retry could ever start; lower it below 15s or raise the request timeout (review.request_timeout)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

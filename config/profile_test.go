@@ -39,7 +39,10 @@ func TestLiteLLMProfile(t *testing.T) {
 	}{
 		{"503 then 502 then success", []fakeopenai.Answer{{Status: 503}, {Status: 502}}, []time.Duration{0, 15 * time.Second, 60 * time.Second}, true},
 		{"408 is retried", []fakeopenai.Answer{{Status: 408}}, []time.Duration{0, 15 * time.Second}, true},
-		{"500 three times fails after two retries", []fakeopenai.Answer{{Status: 500}, {Status: 500}, {Status: 500}}, []time.Duration{0, 15 * time.Second, 60 * time.Second}, false},
+		// After its two retries the item does not give up on a route that
+		// has not answered since: it waits for it (the outage patience of
+		// issue 22) and is readmitted after the schedule's 45 s.
+		{"500 three times: two retries, then readmitted", []fakeopenai.Answer{{Status: 500}, {Status: 500}, {Status: 500}}, []time.Duration{0, 15 * time.Second, 60 * time.Second, 105 * time.Second}, true},
 		{"401 is not retried", []fakeopenai.Answer{{Status: 401}}, []time.Duration{0}, false},
 		{"403 is not retried", []fakeopenai.Answer{{Status: 403}}, []time.Duration{0}, false},
 	}

@@ -36,22 +36,40 @@ func (s BreakerState) MarshalText() ([]byte, error) { return []byte(s.String()),
 // BreakerSettings configure a route's circuit breaker (REFERENCE F.1). A
 // zero field takes the default shown; set Disabled to run without a breaker.
 //
-// The breaker counts outcomes on a rolling time window (not consecutive
-// runs, so an unrelated success does not reset it). Each outcome is counted
-// in the bucket of the moment it completes, so a 300-second timeout counts
-// however long ago its call was admitted. In the closed state it opens when
-// the window holds a timeout and nothing but failures and timeouts (the
-// route answered nothing while a request ran to its deadline: at most one
-// wave of the route's cap of timeouts), or when at least MinCalls outcomes
-// are in the window and either (failures+timeouts)/calls ≥ FailureRate or
-// timeouts/calls ≥ TimeoutRate. Opened by timeouts, it probes at once (the
-// deadline already waited was its cool-down); opened by failures, or after
-// a failed probe, it stays open for OpenBase·2^reopens (capped at OpenMax)
-// plus up to OpenJitter of that. Then it admits HalfOpenProbes probes at a
-// time; CloseAfter probe successes in a row close it, a probe failure or
-// timeout re-opens it for longer and marks the route unresponsive until it
-// closes (the engine's items stop waiting for it). Cancellations, client errors (4xx) and
-// rate limits never count.
+// Seed 004 asks to "use rolling timeout/error rates rather than one global
+// consecutive-failure count" and to "temporarily open unhealthy routes". The
+// breaker counts outcomes on a rolling time window (not consecutive runs,
+// so an unrelated success does not reset it). Each outcome is counted in the
+// bucket of the moment it completes, so a 300-second timeout counts however
+// long ago its call was admitted. An outcome is a success (an accepted
+// answer), a failure (5xx, overload, connection, and every unusable answer:
+// prose, a schema violation, empty or cut content, "an error of that route"
+// as issue 22 says) or a timeout; cancellations, client errors (4xx), rate
+// limits and timeouts our own budget clipped never count.
+//
+// In the closed state it opens
+//
+//   - at once when the window holds no success and either a timeout (the
+//     route answered nothing while a request ran to its deadline: at most
+//     one wave of the route's cap of timeouts) or QuickTrip failures (a
+//     route that answers nothing usable: a 5xx storm, a model that ignores
+//     the output contract);
+//   - on a rate, and only over at least MinCalls outcomes (a smaller sample
+//     is not a rate: three failures among the first five outcomes of a
+//     flaky start are noise): (failures+timeouts)/calls ≥ FailureRate or
+//     timeouts/calls ≥ TimeoutRate.
+//
+// Opened with no answer in the window, or on the timeout rate, it is
+// half-open at once: the failures or the deadlines already seen were its
+// cool-down, and the retries waiting for it are its trial calls, so a flaky
+// start costs one backoff, not an open period. Opened on the failure rate
+// (answers among the failures), or after a failed trial,
+// it stays open for OpenBase, doubling with each further failed trial
+// (capped at OpenMax), plus up to OpenJitter of that. Half-open, it admits HalfOpenProbes trials at a time
+// (the engine's probe, or on the last usable route the waiting item's own
+// request); CloseAfter trial successes in a row close it, a failed or
+// timed-out trial re-opens it for longer (the cool-down re-armed) and marks
+// the route unresponsive until it closes.
 //
 // Window defaults to max(5m, 2 × the route's longest attempt); a shorter
 // configured one is an error of Policy.Validate.
@@ -59,14 +77,15 @@ type BreakerSettings struct {
 	Disabled       bool
 	Window         time.Duration // max(5m, 2× the longest attempt)
 	Buckets        int           // 10
-	MinCalls       int           // 5
+	MinCalls       int           // 10: outcomes in the window before a rate is judged
+	QuickTrip      int           // 3: failures with no success in the window that open it at once
 	FailureRate    float64       // 0.5
 	TimeoutRate    float64       // 0.4
 	OpenBase       time.Duration // 30s
 	OpenMax        time.Duration // 120s
 	OpenJitter     float64       // 0.1 (a fraction of the open period); negative: none
 	HalfOpenProbes int           // 1
-	CloseAfter     int           // 1 (the engine's probe is a real request)
+	CloseAfter     int           // 1 (a trial is a real request)
 }
 
 // DefaultBreakerSettings returns the documented breaker defaults.
@@ -74,7 +93,8 @@ func DefaultBreakerSettings() BreakerSettings {
 	return BreakerSettings{
 		Window:         5 * time.Minute,
 		Buckets:        10,
-		MinCalls:       5,
+		MinCalls:       10,
+		QuickTrip:      3,
 		FailureRate:    0.5,
 		TimeoutRate:    0.4,
 		OpenBase:       30 * time.Second,
@@ -96,6 +116,9 @@ func (s BreakerSettings) withDefaults() BreakerSettings {
 	}
 	if s.MinCalls <= 0 {
 		s.MinCalls = d.MinCalls
+	}
+	if s.QuickTrip <= 0 {
+		s.QuickTrip = d.QuickTrip
 	}
 	if s.FailureRate <= 0 {
 		s.FailureRate = d.FailureRate
@@ -128,14 +151,20 @@ func (s BreakerSettings) withDefaults() BreakerSettings {
 type verdict int
 
 const (
-	verdictIgnore  verdict = iota // says nothing about the route: cancelled, 4xx, 429, clipped by our budget
-	verdictSuccess                // the route answered
-	verdictFailure                // 5xx, overload, connection, empty answer
-	verdictTimeout                // the route did not answer within its own deadline
+	verdictIgnore   verdict = iota // says nothing about the route: cancelled, 4xx, 429, clipped by our budget
+	verdictSuccess                 // the route answered
+	verdictFailure                 // 5xx, overload, connection: the server failed
+	verdictTimeout                 // the route did not answer within its own deadline
+	verdictUnusable                // an answer the caller cannot use: counted as a failure
 )
 
 func (v verdict) String() string {
-	return [...]string{"ignore", "success", "failure", "timeout"}[v]
+	return [...]string{"ignore", "success", "failure", "timeout", "unusable"}[v]
+}
+
+// failed reports a verdict that counts against the route.
+func (v verdict) failed() bool {
+	return v == verdictFailure || v == verdictTimeout || v == verdictUnusable
 }
 
 // Errors a breaker gives instead of a permit.
@@ -160,6 +189,7 @@ type transition struct {
 type bucket struct {
 	id                     int64
 	calls, fails, timeouts int
+	unusable               int // of fails: unusable answers
 	succ                   int
 }
 
@@ -182,6 +212,10 @@ type breaker struct {
 	probes    int // probes in flight
 	probeOK   int // probe successes in a row
 	opens     int // transitions to open, ever
+	// generous: this half-open admits every waiting retry as a trial (it
+	// is the first after a trip with no unusable answer in the window);
+	// generousNext carries it from the trip to the half-open.
+	generous, generousNext bool
 	// unresponsive: the last probe failed or timed out; cleared when the breaker closes.
 	unresponsive bool
 	// changed is closed (and replaced) on every state change and every
@@ -214,6 +248,20 @@ func (b *breaker) current() (st BreakerState, tr []transition) {
 	return b.state, tr
 }
 
+// peek returns the breaker's state without moving it (an open breaker
+// whose open period is over reads half-open), for progress reports.
+func (b *breaker) peek() BreakerState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.s.Disabled:
+		return BreakerClosed
+	case b.state == BreakerOpen && !b.now().Before(b.openUntil):
+		return BreakerHalfOpen
+	}
+	return b.state
+}
+
 // breakerView is what a caller waiting for a route needs to know.
 type breakerView struct {
 	state        BreakerState
@@ -224,8 +272,9 @@ type breakerView struct {
 }
 
 // view returns the breaker's state at now, as current does, with what a
-// waiter needs.
-func (b *breaker) view() (breakerView, []transition) {
+// waiter needs; retry says the waiter is an item's retry (which a generous
+// half-open admits however many trials are in flight).
+func (b *breaker) view(retry bool) (breakerView, []transition) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	tr := b.advance(b.now())
@@ -233,7 +282,7 @@ func (b *breaker) view() (breakerView, []transition) {
 	if b.s.Disabled {
 		v.state = BreakerClosed
 	}
-	v.busy = v.state == BreakerHalfOpen && b.probes >= b.s.HalfOpenProbes
+	v.busy = v.state == BreakerHalfOpen && b.probes >= b.s.HalfOpenProbes && !(b.generous && retry)
 	return v, tr
 }
 
@@ -265,11 +314,15 @@ func (b *breaker) set(now time.Time, to BreakerState) transition {
 	b.state = to
 	b.gen++
 	b.probes, b.probeOK = 0, 0
+	b.generous, b.generousNext = to == BreakerHalfOpen && b.generousNext, false
 	b.notify()
 	switch to {
 	case BreakerOpen:
+		// OpenBase after a trip on the failure rate and after the first
+		// failed trial, then doubling with each failed trial: 30 s, 30 s,
+		// 60 s, 120 s, 120 s.
 		d := b.s.OpenBase
-		for i := 0; i < b.reopens && d < b.s.OpenMax; i++ {
+		for i := 1; i < b.reopens && d < b.s.OpenMax; i++ {
 			d *= 2
 		}
 		d = min(d, b.s.OpenMax)
@@ -288,9 +341,10 @@ func (b *breaker) set(now time.Time, to BreakerState) transition {
 	return tr
 }
 
-// allow asks for a permit to send one call now. It fails with errBreakerOpen
-// or errHalfOpenBusy. st is the state the permit was given in.
-func (b *breaker) allow() (p permit, st BreakerState, tr []transition, err error) {
+// allow asks for a permit to send one call now; retry says the caller is
+// an item's retry. It fails with errBreakerOpen or errHalfOpenBusy. st is
+// the state the permit was given in.
+func (b *breaker) allow(retry bool) (p permit, st BreakerState, tr []transition, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
@@ -302,7 +356,7 @@ func (b *breaker) allow() (p permit, st BreakerState, tr []transition, err error
 	case BreakerOpen:
 		return permit{}, b.state, tr, errBreakerOpen
 	case BreakerHalfOpen:
-		if b.probes >= b.s.HalfOpenProbes {
+		if b.probes >= b.s.HalfOpenProbes && !(b.generous && retry) {
 			return permit{}, b.state, tr, errHalfOpenBusy
 		}
 		b.probes++
@@ -332,7 +386,7 @@ func (b *breaker) done(p permit, v verdict) []transition {
 			if b.probeOK >= b.s.CloseAfter {
 				return []transition{b.set(now, BreakerClosed)}
 			}
-		case verdictFailure, verdictTimeout:
+		case verdictFailure, verdictTimeout, verdictUnusable:
 			b.reopens++
 			tr := b.set(now, BreakerOpen)
 			b.unresponsive = true // until a probe succeeds: waiters fail now
@@ -355,14 +409,18 @@ func (b *breaker) done(p permit, v verdict) []transition {
 			bk.succ++
 		case verdictFailure:
 			bk.fails++
+		case verdictUnusable:
+			bk.fails++
+			bk.unusable++
 		case verdictTimeout:
 			bk.timeouts++
 		}
-		if trip, byTimeouts := b.tripped(cur); trip {
+		if trip, atOnce, generous := b.tripped(cur); trip {
 			tr := b.set(now, BreakerOpen)
-			if byTimeouts {
-				b.openUntil = now // probe at once: the deadline waited was the cool-down
+			if atOnce {
+				b.openUntil = now // half-open at once: what was waited was the cool-down
 			}
+			b.generousNext = generous
 			return []transition{tr}
 		}
 	}
@@ -370,31 +428,52 @@ func (b *breaker) done(p permit, v verdict) []transition {
 }
 
 // window sums the buckets inside the window that ends in bucket cur.
-func (b *breaker) window(cur int64) (calls, fails, timeouts int) {
+func (b *breaker) window(cur int64) (calls, fails, timeouts, unusable int) {
 	for _, bk := range b.buckets {
 		if bk.id >= 0 && bk.id > cur-int64(len(b.buckets)) && bk.id <= cur {
 			calls += bk.calls
 			fails += bk.fails
 			timeouts += bk.timeouts
+			unusable += bk.unusable
 		}
 	}
-	return calls, fails, timeouts
+	return calls, fails, timeouts, unusable
 }
 
 // tripped reports whether the window ending in bucket cur opens the
-// breaker, and whether timeouts did it.
-func (b *breaker) tripped(cur int64) (trip, byTimeouts bool) {
-	calls, fails, timeouts := b.window(cur)
-	if timeouts > 0 && fails+timeouts == calls {
-		return true, true // not one answer while a request ran to its deadline
+// breaker; whether it is half-open at once (no answer in the window, or a
+// timeout rate: what was waited was the cool-down, and the waiting retries
+// are its trial calls) rather than open for its open period (a failure
+// rate among answers); and whether its first half-open is generous,
+// admitting every waiting retry as a trial call: the retries the items
+// would send with no breaker (each at most its own), so a flaky start's go
+// out together and a route that recovers gets them all at once, while new
+// work waits for their verdict. Not when the window holds an unusable
+// answer: a model that ignores the output contract answers every trial the
+// same, so its trials go one at a time.
+func (b *breaker) tripped(cur int64) (trip, atOnce, generous bool) {
+	calls, fails, timeouts, unusable := b.window(cur)
+	generous = unusable == 0
+	if fails+timeouts == calls && (timeouts > 0 || fails >= b.s.QuickTrip) {
+		return true, true, generous // not one answer: a deadline ran out, or a storm of failures
 	}
 	if calls < b.s.MinCalls {
-		return false, false
+		return false, false, false
 	}
 	if float64(timeouts) >= b.s.TimeoutRate*float64(calls) {
-		return true, true
+		return true, true, generous // the deadline already waited was the cool-down
 	}
-	return float64(fails+timeouts) >= b.s.FailureRate*float64(calls), false
+	return float64(fails+timeouts) >= b.s.FailureRate*float64(calls), false, generous
+}
+
+// unusableOnly reports whether the breaker's window holds at least
+// QuickTrip unusable answers and no success: a model that answers, but
+// never in the output contract.
+func (b *breaker) unusableOnly() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	calls, fails, timeouts, unusable := b.window(b.bucketID(b.now()))
+	return unusable >= b.s.QuickTrip && fails+timeouts == calls
 }
 
 // openCount returns how many times the breaker has opened.

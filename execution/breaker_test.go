@@ -23,7 +23,7 @@ func newTestBreaker(c *testClock) *breaker { return newBreaker(BreakerSettings{}
 // call takes a permit and reports its outcome at once.
 func call(t *testing.T, b *breaker, outcome rune) {
 	t.Helper()
-	p, _, _, err := b.allow()
+	p, _, _, err := b.allow(false)
 	if err != nil {
 		t.Fatalf("allow() error %v, want a permit", err)
 	}
@@ -41,26 +41,33 @@ func TestBreakerRates(t *testing.T) {
 		steps []step
 		want  BreakerState
 	}{
-		{"F1 four failures stay closed (min calls)", []step{{0, "FFFF"}}, BreakerClosed},
-		{"F1 fifth failure opens", []step{{0, "FFFFF"}}, BreakerOpen},
-		{"F2 60% failures open", []step{{0, "FSFSF"}}, BreakerOpen},
-		{"F2 40% failures stay closed", []step{{0, "FSSSF"}}, BreakerClosed},
-		{"F3 interleaved successes do not mask", []step{{0, "SFSFS"}, {time.Second, "F"}}, BreakerOpen},
-		{"F3 before the sixth call", []step{{0, "SFSFS"}}, BreakerClosed},
-		{"F4 expired bucket is not counted", []step{{0, "F"}, {5 * time.Second, "F"}, {10 * time.Second, "F"}, {305 * time.Second, "FS"}}, BreakerClosed},
-		{"F4 failure at 0 still counted at 299.999s", []step{{0, "FFFF"}, {299999 * time.Millisecond, "F"}}, BreakerOpen},
-		{"F4 failure at 0 dropped at 300s", []step{{0, "FFFF"}, {300 * time.Second, "F"}}, BreakerClosed},
-		{"F4 slow outage opens at the fifth failure", []step{{0, "F"}, {19 * time.Second, "F"}, {38 * time.Second, "F"}, {57 * time.Second, "F"}, {76 * time.Second, "F"}}, BreakerOpen},
+		// Issue 22: a rate is judged only over MinCalls (10) outcomes: a
+		// flaky start's failures among its first answers are noise.
+		{"F1 nine outcomes, 56% failures, stay closed (min calls)", []step{{0, "SFSFSFSFF"}}, BreakerClosed},
+		{"F1 the tenth outcome makes a rate: 60% opens", []step{{0, "SFSFSFSFFF"}}, BreakerOpen},
+		{"a flaky start: 3 failures among the first 6 outcomes stay closed", []step{{0, "FSFSFS"}}, BreakerClosed},
+		{"F2 50% of 10 opens", []step{{0, "SSFSFSFFSF"}}, BreakerOpen},
+		{"F2 40% of 10 stays closed", []step{{0, "SFSSFSSFSF"}}, BreakerClosed},
+		{"F3 interleaved successes do not mask", []step{{0, "SFSFSFSFS"}, {time.Second, "F"}}, BreakerOpen},
+		{"F3 before the tenth outcome", []step{{0, "SFSFSFSFS"}}, BreakerClosed},
+		// With no answer at all, QuickTrip (3) failures open it at once.
+		{"two failures and no answer stay closed", []step{{0, "FF"}}, BreakerClosed},
+		{"three failures and no answer: half-open at once", []step{{0, "FFF"}}, BreakerHalfOpen},
+		{"an answer in the window holds the quick trip", []step{{0, "SFFF"}}, BreakerClosed},
+		{"F4 expired bucket is not counted", []step{{0, "F"}, {5 * time.Second, "F"}, {305 * time.Second, "F"}}, BreakerClosed},
+		{"F4 failure at 0 still counted at 299.999s", []step{{0, "FF"}, {299999 * time.Millisecond, "F"}}, BreakerHalfOpen},
+		{"F4 failure at 0 dropped at 300s", []step{{0, "FF"}, {300 * time.Second, "F"}}, BreakerClosed},
+		{"F4 slow outage opens at the third failure", []step{{0, "F"}, {19 * time.Second, "F"}, {38 * time.Second, "F"}}, BreakerHalfOpen},
 		{"F8 ignored outcomes never count", []step{{0, "IIIIIIIIIIIIIIIIIIIIIIIIIIIIII"}}, BreakerClosed},
-		{"F8 ignored outcomes do not dilute", []step{{0, "IIIIIIIIIIFFFFF"}}, BreakerOpen},
-		// Opened by timeouts, the breaker probes at once: half-open.
-		{"F9 timeout rate 40% opens", []step{{0, "STTSS"}}, BreakerHalfOpen},
+		{"F8 ignored outcomes do not dilute", []step{{0, "IIIIIIIIIIFFF"}}, BreakerHalfOpen},
+		// Opened by timeouts, the breaker is half-open at once.
+		{"F9 timeout rate 40% of 10 opens", []step{{0, "SSTSTSTSTS"}}, BreakerHalfOpen},
 		{"F9 timeout rate below 40% stays closed", []step{{0, "STSSSSSSSFSS"}}, BreakerClosed},
-		{"mixed failures and timeouts add up", []step{{0, "SFTSF"}}, BreakerOpen},
+		{"mixed failures and timeouts add up", []step{{0, "SSFTSFTSFS"}}, BreakerOpen},
 		// Issue 11: a route that answered nothing while a request ran to
 		// its deadline opens at once (at most one wave of its cap).
 		{"a timeout with no answer in the window opens", []step{{0, "T"}}, BreakerHalfOpen},
-		{"failures then a timeout, no answer, opens", []step{{0, "FFT"}}, BreakerHalfOpen},
+		{"failures then a timeout, no answer, opens", []step{{0, "FT"}}, BreakerHalfOpen},
 		{"a timeout after an answer does not open alone", []step{{0, "ST"}}, BreakerClosed},
 		{"an answer outside the window does not hold it", []step{{0, "S"}, {301 * time.Second, "T"}}, BreakerHalfOpen},
 		{"successes alone", []step{{0, "SSSSSSSSSS"}}, BreakerClosed},
@@ -97,28 +104,28 @@ func TestBreakerOpenHalfOpen(t *testing.T) {
 			trs = append(trs, x)
 		}
 	}
-	for range 5 {
-		p, _, tr, _ := b.allow()
+	for _, o := range "SFSFSFSFSF" { // 50% of 10: open on the rate for 30s
+		p, _, tr, _ := b.allow(false)
 		rec(tr)
-		rec(b.done(p, verdictFailure))
+		rec(b.done(p, verdictOfRune(o)))
 	}
 	c.set(29999 * time.Millisecond)
-	if _, _, _, err := b.allow(); !errors.Is(err, errBreakerOpen) {
+	if _, _, _, err := b.allow(false); !errors.Is(err, errBreakerOpen) {
 		t.Fatalf("allow() at 29.999s = %v, want errBreakerOpen", err)
 	}
 	// F5: after 30s exactly one probe.
 	c.set(30 * time.Second)
-	p1, st, tr, err := b.allow()
+	p1, st, tr, err := b.allow(false)
 	rec(tr)
 	if err != nil || st != BreakerHalfOpen || !p1.probe {
 		t.Fatalf("allow() at 30s = %+v, %s, %v; want a half-open probe", p1, st, err)
 	}
-	if _, _, _, err := b.allow(); !errors.Is(err, errHalfOpenBusy) {
+	if _, _, _, err := b.allow(false); !errors.Is(err, errHalfOpenBusy) {
 		t.Fatalf("second allow() in half-open = %v, want errHalfOpenBusy", err)
 	}
 	// F7: a cancelled probe frees the slot without a verdict.
 	rec(b.done(p1, verdictIgnore))
-	p2, _, _, err := b.allow()
+	p2, _, _, err := b.allow(false)
 	if err != nil {
 		t.Fatalf("allow() after an ignored probe = %v, want a probe", err)
 	}
@@ -152,16 +159,16 @@ func TestBreakerOpenPeriodGrows(t *testing.T) {
 		jitter float64
 		want   []time.Duration // open periods after the trip and each failed probe
 	}{
-		{"no jitter: 30s, 60s, 120s, 120s (cap)", 0, []time.Duration{30 * time.Second, 60 * time.Second, 120 * time.Second, 120 * time.Second}},
-		{"jitter adds up to 10%", 0.999, []time.Duration{32997 * time.Millisecond, 65994 * time.Millisecond, 131988 * time.Millisecond, 131988 * time.Millisecond}},
+		{"no jitter: 30s, 30s, 60s, 120s, 120s (cap)", 0, []time.Duration{30 * time.Second, 30 * time.Second, 60 * time.Second, 120 * time.Second, 120 * time.Second}},
+		{"jitter adds up to 10%", 0.999, []time.Duration{32997 * time.Millisecond, 32997 * time.Millisecond, 65994 * time.Millisecond, 131988 * time.Millisecond, 131988 * time.Millisecond}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			c := newTestClock()
 			b := newBreaker(BreakerSettings{}, c.now, func() float64 { return tt.jitter })
-			for range 5 {
-				call(t, b, 'F')
+			for _, o := range "SFSFSFSFSF" { // open on the failure rate
+				call(t, b, o)
 			}
 			var got []time.Duration
 			elapsed := time.Duration(0)
@@ -170,7 +177,7 @@ func TestBreakerOpenPeriodGrows(t *testing.T) {
 				got = append(got, d.Round(time.Millisecond))
 				elapsed += d
 				c.set(elapsed)
-				call(t, b, 'F') // the probe fails: re-open
+				call(t, b, 'F') // the trial fails: re-open
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("open periods (-want +got):\n%s", diff)
@@ -191,7 +198,7 @@ func TestBreakerCountsAtCompletion(t *testing.T) {
 	call(t, b, 'S') // an answer at 0: the zero-answer rule does not apply at first
 	var ps []permit
 	for range 5 {
-		p, _, _, err := b.allow()
+		p, _, _, err := b.allow(false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,10 +217,11 @@ func TestBreakerCountsAtCompletion(t *testing.T) {
 	t.Fatalf("state after five 10-minute timeouts = %s, want open", func() BreakerState { s, _ := b.current(); return s }())
 }
 
-// TestBreakerProbesAtOnceAfterTimeouts: opened by timeouts, the breaker is
-// half-open at once (the deadline already waited was its cool-down); opened
-// by failures, it waits its open period. A failed probe marks it
-// unresponsive until it closes.
+// TestBreakerProbesAtOnceAfterTimeouts: opened by timeouts, or by failures
+// with no answer, the breaker is half-open at once (what was waited was its
+// cool-down; the waiting retries are its trials); opened on the failure
+// rate, it waits its open period. A failed trial re-arms the cool-down and
+// marks it unresponsive until it closes.
 func TestBreakerProbesAtOnceAfterTimeouts(t *testing.T) {
 	t.Parallel()
 	c := newTestClock()
@@ -222,28 +230,35 @@ func TestBreakerProbesAtOnceAfterTimeouts(t *testing.T) {
 	if st, _ := b.current(); st != BreakerHalfOpen {
 		t.Fatalf("after a timeout-opened trip: state %s, want half_open at once", st)
 	}
-	p, _, _, err := b.allow()
+	p, _, _, err := b.allow(false)
 	if err != nil || !p.probe {
-		t.Fatalf("allow() = %+v, %v; want the probe permit", p, err)
+		t.Fatalf("allow() = %+v, %v; want the trial permit", p, err)
 	}
 	b.done(p, verdictTimeout)
-	v, _ := b.view()
-	if v.state != BreakerOpen || !v.unresponsive || v.openUntil.Sub(c.now()) != 60*time.Second {
-		t.Fatalf("after a timed-out probe: %+v, want open 60s and unresponsive", v)
+	v, _ := b.view(false)
+	if v.state != BreakerOpen || !v.unresponsive || v.openUntil.Sub(c.now()) != 30*time.Second {
+		t.Fatalf("after a timed-out trial: %+v, want open 30s (the cool-down re-armed) and unresponsive", v)
 	}
-	c.set(60 * time.Second)
-	p, _, _, _ = b.allow()
+	c.set(30 * time.Second)
+	p, _, _, _ = b.allow(false)
 	b.done(p, verdictSuccess)
-	if v, _ := b.view(); v.state != BreakerClosed || v.unresponsive {
-		t.Fatalf("after a good probe: %+v, want closed and responsive", v)
+	if v, _ := b.view(false); v.state != BreakerClosed || v.unresponsive {
+		t.Fatalf("after a good trial: %+v, want closed and responsive", v)
 	}
 
-	f := newTestBreaker(c)
-	for range 5 {
-		call(t, f, 'F')
+	quick := newTestBreaker(c)
+	for range 3 {
+		call(t, quick, 'F')
 	}
-	if v, _ := f.view(); v.state != BreakerOpen || v.openUntil.Sub(c.now()) != 30*time.Second {
-		t.Fatalf("after five failures: %+v, want open for 30s", v)
+	if v, _ := quick.view(false); v.state != BreakerHalfOpen {
+		t.Fatalf("after three failures and no answer: %+v, want half_open at once", v)
+	}
+	rate := newTestBreaker(c)
+	for _, o := range "SFSFSFSFSF" {
+		call(t, rate, o)
+	}
+	if v, _ := rate.view(false); v.state != BreakerOpen || v.openUntil.Sub(c.now()) != 30*time.Second {
+		t.Fatalf("after 50%% failures among answers: %+v, want open for 30s", v)
 	}
 }
 
@@ -252,9 +267,9 @@ func TestBreakerStaleGeneration(t *testing.T) {
 	t.Parallel()
 	c := newTestClock()
 	b := newTestBreaker(c)
-	stale, _, _, _ := b.allow() // admitted while closed
-	for range 5 {
-		call(t, b, 'F')
+	stale, _, _, _ := b.allow(false) // admitted while closed
+	for _, o := range "SFSFSFSFSF" {
+		call(t, b, o)
 	}
 	c.set(30 * time.Second)
 	if st, _ := b.current(); st != BreakerHalfOpen {
@@ -267,16 +282,16 @@ func TestBreakerStaleGeneration(t *testing.T) {
 		t.Fatalf("state after stale successes = %s, want half_open", st)
 	}
 	// The probe slot is not inflated or consumed by the stale results.
-	p, _, _, err := b.allow()
+	p, _, _, err := b.allow(false)
 	if err != nil || !p.probe {
 		t.Fatalf("allow() = %+v, %v; want the one probe", p, err)
 	}
-	if _, _, _, err := b.allow(); !errors.Is(err, errHalfOpenBusy) {
+	if _, _, _, err := b.allow(false); !errors.Is(err, errHalfOpenBusy) {
 		t.Fatalf("second allow() = %v, want errHalfOpenBusy", err)
 	}
 	// A stale failure cannot re-open a closed breaker either.
 	b.done(p, verdictSuccess)
-	p, _, _, _ = b.allow()
+	p, _, _, _ = b.allow(false)
 	b.done(p, verdictSuccess)
 	for range 10 {
 		b.done(stale, verdictFailure)
@@ -306,7 +321,7 @@ func TestBreakerDiffersFromConsecutive(t *testing.T) {
 	c := newTestClock()
 	b := newTestBreaker(c)
 	run, maxRun := 0, 0
-	for _, o := range "SFSFSF" {
+	for _, o := range "SFSFSFSFSF" {
 		call(t, b, o)
 		if o == 'F' {
 			run++
@@ -316,6 +331,6 @@ func TestBreakerDiffersFromConsecutive(t *testing.T) {
 		}
 	}
 	if st, _ := b.current(); st != BreakerOpen || maxRun != 1 {
-		t.Errorf("SFSFSF: state %s, longest failure run %d; want open and 1", st, maxRun)
+		t.Errorf("SFSFSFSFSF: state %s, longest failure run %d; want open and 1", st, maxRun)
 	}
 }

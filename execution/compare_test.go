@@ -26,12 +26,17 @@ var update = flag.Bool("update", false, "rewrite the README's comparison table f
 // finished (the naive policy has no deadline of its own).
 const naiveJobTimeout = 60 * time.Minute
 
-// The naive stacked-retry policy of the review plan (seeds/004): the
-// provider layer retries twice, the hunk layer three more times, and no
-// call has a deadline.
+// The naive stacked-retry policy of the review plan (seeds/004), as
+// Sentry's Warden v0.1.0 behaved when measured against a loopback endpoint
+// that injected faults (REFERENCE §I): the provider layer retries twice,
+// the hunk layer three more times, and the review passes no deadline of
+// its own; a call to an endpoint that never answers was cut after about
+// 302 s per attempt (the measured figure, "302 s per attempt, up to 11
+// attempts per hunk").
 const (
 	naiveProviderRetries = 2
 	naiveHunkRetries     = 3
+	naiveAttemptCut      = 302 * time.Second
 )
 
 // naiveBreaker is a global consecutive-failure breaker: after 5 failures in
@@ -64,8 +69,9 @@ func (b *naiveBreaker) record(ok bool) {
 }
 
 // runNaive is the policy of reviewers without an execution engine, on the
-// same routes as warden (fallback included, in order): no request deadline;
-// per route an "SDK" that retries naiveProviderRetries times (1s, 2s
+// same routes as warden (fallback included, in order): no request deadline
+// but the measured 302-second cut of each attempt; per route an "SDK" that
+// retries naiveProviderRetries times (1s, 2s
 // backoff, whatever the error, Retry-After ignored); when every route
 // failed, naiveHunkRetries more tries of the whole chain (2s apart); a
 // global consecutive-failure breaker; the review's max_concurrency items at
@@ -98,7 +104,9 @@ func runNaive(ctx context.Context, routes []execution.Route, its []execution.Ite
 				err = errNaiveOpen
 				continue
 			}
-			_, err = r.Provider.Complete(ctx, &req)
+			actx, cancel := context.WithTimeout(ctx, naiveAttemptCut)
+			_, err = r.Provider.Complete(actx, &req)
+			cancel()
 			br.record(err == nil)
 			if err == nil {
 				return nil
@@ -148,6 +156,7 @@ func runNaiveScenario(t *testing.T, sc *scenarioFile) *figures {
 	f.reviewed, _, f.killed = runNaive(t.Context(), w.routes, its, p.MaxConcurrency)
 	f.failed = f.items - f.reviewed // naive skips nothing: an item without an answer failed, killed or not
 	f.wall = time.Since(w.origin)
+	synctest.Wait() // the servers record the calls cut at the end after the run returns
 	measure(w, f)
 	return f
 }

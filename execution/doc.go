@@ -43,15 +43,20 @@
 // and bad_response (and a 408 the server sent), at most
 // Policy.MaxRetriesPerRoute times per (item, route) and
 // Policy.MaxRetriesPerItem times per item across routes, only when the
-// wait plus MinAttempt fits the route request's deadline, never after the
-// attempt used more than half its deadline, and only while the review's
-// retry budget, max(RetryBudgetMin, MaxConcurrency, ⌊RetryBudgetRatio ×
-// calls⌋), lasts. The wait is full jitter U[0, Backoff·2^(n−1)) or the
-// route's fixed schedule; a Retry-After lengthens it, never shortens it
-// (plus U[0, min(1s, 10%))). A 429 waits its Retry-After (at most
-// Policy.MaxRetryAfter, else it fails over) or RateLimitBackoff, and the
-// route cools down until then for every item. Our own timeouts are never
-// retried on the same route. A profile route's retries follow its profile.
+// wait plus MinAttempt fits the route request's deadline (AC-07: the
+// backoff stays inside one deadline), never after the attempt used more
+// than half its deadline, and only while the review's retry budget,
+// max(RetryBudgetMin, MaxConcurrency, ⌊RetryBudgetRatio × calls⌋), lasts
+// (an unusable answer's retry is bounded by the breaker instead). The
+// wait is full jitter U[0, Backoff·2^(n−1)) or the route's fixed schedule;
+// a Retry-After lengthens it, never shortens it (plus U[0, min(1s, 10%))).
+// A 429 waits its Retry-After (at most Policy.MaxRetryAfter, else it fails
+// over) or RateLimitBackoff, and the route cools down until then for every
+// item. Our own timeout is retried once, with a fresh deadline, only when
+// the item's budget on the route still holds a whole one more after the
+// backoff (seed 004: retry "only when enough budget remains"; a route with
+// a fallback keeps that room for the failover). A profile route's retries
+// follow its profile (its own timeout included).
 //
 // Failover, in route order, only for timeout, rate_limited, overloaded,
 // server_error, connection and rejected (breaker open, cool-down, bulkhead
@@ -64,15 +69,19 @@
 // long as the item allows on the last usable route), optional pacing
 // (MinInterval between request starts), and a rolling-window circuit
 // breaker (BreakerSettings) whose permits carry a generation so that stale
-// outcomes are ignored; outcomes count when they complete. In half-open
-// the admitted item first sends a health probe (KindProbe): short
-// (Policy.ProbeTimeout), except the floor for the own slow model of a
-// profile route that is the last usable one. On
-// the last usable route an open breaker is waited out while the item
-// allows, until a probe fails. Cancellations, 4xx, 429, bad answers and
-// timeouts that our budget clipped below half their base never count
-// against a route. Streaming routes get first-token and idle watchdogs
-// (StreamTimeouts) inside the attempt.
+// outcomes are ignored; outcomes count when they complete, unusable answers
+// as failures. On a route with a fallback, the item that gets a half-open
+// permit first sends a short identified health probe (KindProbe,
+// Policy.ProbeTimeout, Route.ProbeProvider and ProbeModel); on the last
+// usable route the trial call is the waiting item's own request, and an
+// outage there costs time, not items, for Policy.OutagePatience (outage.go:
+// items wait for the trials, as KindReadmit attempts once their retries
+// are spent). Cancellations, 4xx, 429 and timeouts that our budget clipped
+// below half their base never count against a route. Streaming routes get
+// an idle watchdog, and a first-token watchdog only when the route sets
+// one (StreamTimeouts), inside the attempt. Every wait wakes on a verdict
+// that makes it pointless (the route disabled or down) and on the caller's
+// context. Engine.Activity says what every item in flight is doing.
 //
 // Every attempt, sent or not, is an Attempt in its Result; Engine.RunStats sums
 // them per route for the report (calls by outcome, duration and time to

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -45,7 +46,9 @@ type Route struct {
 	// DefaultBreakerSettings.
 	Breaker BreakerSettings
 	// FirstTokenTimeout and IdleTimeout are the streaming watchdogs of a
-	// Stream route; zero picks the defaults documented at StreamTimeouts.
+	// Stream route: zero is no first-token watchdog (it is opt-in: the
+	// seeds' healthy backends take 25 s to a first token) and the default
+	// 30 s idle one (StreamTimeouts).
 	FirstTokenTimeout time.Duration
 	IdleTimeout       time.Duration
 
@@ -111,6 +114,10 @@ type Policy struct {
 	// ProbeTimeout is the deadline of the engine's health probe of a
 	// half-open route (30s: a probe slower than that is the alert).
 	ProbeTimeout time.Duration
+	// OutagePatience is how long the last usable route may go without an
+	// answer before its items stop waiting for it (outage.go); zero: the
+	// item budget.
+	OutagePatience time.Duration
 
 	// MaxCostUSD and MaxTotalTokens cap the review's spend; zero means no
 	// cap. An item is dispatched only while the spend so far (every sent
@@ -228,16 +235,17 @@ const (
 	ReasonBulkheadFull  = "bulkhead_full"     // the route's concurrency cap stayed full
 	ReasonContextWindow = "context_window"    // the request is longer than the route's context window (a later route's is larger)
 
-	ReasonRetryCap     = "retry_cap"     // the per-(item, route) retry cap is used up
-	ReasonRetryBudget  = "retry_budget"  // the review-wide retry budget is used up
-	ReasonNotRetryable = "not_retryable" // the class is never retried on the same route
-	ReasonRetryAfter   = "retry_after"   // the Retry-After is longer than the engine waits
-	ReasonDeadlineUsed = "deadline_used" // the attempt used more than half its deadline: no retry
-	ReasonItemRetries  = "item_retries"  // the item's one retry (Policy.MaxRetriesPerItem) is used
-	ReasonUnresponsive = "probe_failed"  // the route's last health probe failed or got no answer in Policy.ProbeTimeout
-	ReasonConfig       = "config"        // auth, payment, unknown model: the route is disabled
-	ReasonNoFailover   = "no_failover"   // the class is not one that fails over
-	ReasonNoRoute      = "no_route"      // every route has been tried
+	ReasonRetryCap     = "retry_cap"       // the per-(item, route) retry cap is used up
+	ReasonRetryBudget  = "retry_budget"    // the review-wide retry budget is used up
+	ReasonNotRetryable = "not_retryable"   // the class is never retried on the same route
+	ReasonRetryAfter   = "retry_after"     // the Retry-After is longer than the engine waits
+	ReasonDeadlineUsed = "deadline_used"   // the attempt used more than half its deadline: no retry
+	ReasonItemRetries  = "item_retries"    // the item's one retry (Policy.MaxRetriesPerItem) is used
+	ReasonUnresponsive = "probe_failed"    // the route's last health probe failed or got no answer in Policy.ProbeTimeout; on the last usable route: its outage outlasted Policy.OutagePatience
+	ReasonContract     = "output_contract" // the route's model ignores the output contract: its breaker opened on unusable answers alone and its trial answered unusably too (outage.go)
+	ReasonConfig       = "config"          // auth, payment, unknown model: the route is disabled
+	ReasonNoFailover   = "no_failover"     // the class is not one that fails over
+	ReasonNoRoute      = "no_route"        // every route has been tried
 )
 
 // Decisions, in Attempt.Decision: what the engine did after an attempt.
@@ -248,6 +256,7 @@ const (
 	DecisionFail     = "fail"     // the item failed
 	DecisionStop     = "stop"     // the caller or the review budget ended the item
 	DecisionProbe    = "probe"    // a health probe: its class decides the breaker, not the item
+	DecisionWait     = "wait"     // the last usable route is in an outage: wait for its next trial call (outage.go)
 )
 
 // AttemptKind says why an attempt was made.
@@ -259,6 +268,10 @@ const (
 	KindRetry                           // again on the same route
 	KindFailover                        // the next route
 	KindProbe                           // the engine's health probe of a half-open route (not the item's request)
+	// KindReadmit: the same route again after its outage, once its
+	// breaker let a call through (outage.go): not a retry, as a failover
+	// is not one.
+	KindReadmit
 )
 
 func (k AttemptKind) String() string {
@@ -271,6 +284,8 @@ func (k AttemptKind) String() string {
 		return "failover"
 	case KindProbe:
 		return "probe"
+	case KindReadmit:
+		return "readmit"
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
 }
@@ -378,6 +393,9 @@ type Engine struct {
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
+
+	runsMu sync.Mutex
+	runs   []*runState // the Runs in progress, for Activity
 }
 
 // New checks the routes and policy and returns an Engine. Zero values of
@@ -420,8 +438,8 @@ func checkRoutes(routes []Route, p Policy) error {
 		if r.MaxConcurrency < 0 || r.RequestTimeout < 0 || r.MinInterval < 0 || r.FirstTokenTimeout < 0 || r.IdleTimeout < 0 {
 			return fmt.Errorf("execution: route %q: negative max concurrency, request timeout, min interval or stream timeout", r.Name)
 		}
-		if !(r.PriceInputPerMTok >= 0 && r.PriceOutputPerMTok >= 0 && r.PriceCachedInputPerMTok >= 0) {
-			return fmt.Errorf("execution: route %q: prices must not be negative", r.Name)
+		if !finiteNonNegative(r.PriceInputPerMTok, r.PriceOutputPerMTok, r.PriceCachedInputPerMTok) {
+			return fmt.Errorf("execution: route %q: prices must be finite numbers ≥ 0", r.Name)
 		}
 		if _, ok := r.Profile.Rules(); !ok && r.Profile != ProfileNone {
 			return fmt.Errorf("execution: route %q: unknown profile %d", r.Name, int(r.Profile))
@@ -431,6 +449,17 @@ func checkRoutes(routes []Route, p Policy) error {
 		}
 	}
 	return nil
+}
+
+// finiteNonNegative reports whether every value is a finite number ≥ 0
+// (not NaN, not infinite).
+func finiteNonNegative(vs ...float64) bool {
+	for _, v := range vs {
+		if !(v >= 0) || math.IsInf(v, 1) {
+			return false
+		}
+	}
+	return true
 }
 
 // check is New's check of the policy's own values.
@@ -451,8 +480,12 @@ func (p Policy) check() error {
 		return fmt.Errorf("execution: retries per route must not be negative, got %d", p.MaxRetriesPerRoute)
 	case p.Backoff < 0 || p.RateLimitBackoff < 0:
 		return fmt.Errorf("execution: backoff (%s) and rate-limit backoff (%s) must not be negative", p.Backoff, p.RateLimitBackoff)
-	case !(p.MaxCostUSD >= 0) || p.MaxTotalTokens < 0: // !(>=) also catches NaN
-		return fmt.Errorf("execution: cost cap (%g USD) and token cap (%d) must not be negative", p.MaxCostUSD, p.MaxTotalTokens)
+	case !(p.MaxCostUSD >= 0) || math.IsInf(p.MaxCostUSD, 1) || p.MaxTotalTokens < 0: // !(>=) also catches NaN
+		return fmt.Errorf("execution: cost cap (%g USD) must be a finite number ≥ 0 and token cap (%d) not negative", p.MaxCostUSD, p.MaxTotalTokens)
+	case math.IsNaN(p.RetryBudgetRatio) || math.IsInf(p.RetryBudgetRatio, 0):
+		return fmt.Errorf("execution: retry budget ratio must be a finite number, got %g", p.RetryBudgetRatio)
+	case p.OutagePatience < 0:
+		return fmt.Errorf("execution: outage patience must not be negative, got %s", p.OutagePatience)
 	}
 	for i, d := range p.BackoffSchedule {
 		if d < 0 {

@@ -504,7 +504,10 @@ func (p *panicsOnCall) Complete(ctx context.Context, req *Request) (*Response, e
 	return p.Provider.Complete(ctx, req)
 }
 
-// Streaming routes get first-token and idle watchdogs inside the attempt.
+// Streaming routes get an idle watchdog inside the attempt, and a
+// first-token watchdog only when the route sets one (issue 22: seed 003's
+// healthy backend averaged 25.4 s to its first token, so no default may
+// cut there).
 func TestStreamTimeouts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -514,11 +517,11 @@ func TestStreamTimeouts(t *testing.T) {
 		deadline        time.Duration
 		wantTTFT, wantI time.Duration
 	}{
-		{"small request: the 10s floor", Route{}, 4000, 2 * time.Minute, 10 * sec, 30 * sec},
-		{"100k characters", Route{}, 100_000, 2 * time.Minute, 14 * sec, 30 * sec},
-		{"huge request: the 60s cap", Route{}, 10_000_000, 5 * time.Minute, 60 * sec, 30 * sec},
-		{"clipped to the attempt", Route{}, 4000, 8 * sec, 8 * sec, 8 * sec},
+		{"no first-token watchdog by default", Route{}, 4000, 2 * time.Minute, 0, 30 * sec},
+		{"none for a huge request either", Route{}, 10_000_000, 5 * time.Minute, 0, 30 * sec},
+		{"idle clipped to the attempt", Route{}, 4000, 8 * sec, 0, 8 * sec},
 		{"route values win", Route{FirstTokenTimeout: 90 * sec, IdleTimeout: 45 * sec}, 4000, 5 * time.Minute, 90 * sec, 45 * sec},
+		{"an opted-in watchdog is clipped to the attempt", Route{FirstTokenTimeout: 90 * sec}, 4000, 60 * sec, 60 * sec, 30 * sec},
 	}
 	for _, tt := range tests {
 		ttft, idle := StreamTimeouts(tt.r, tt.body, tt.deadline)
@@ -533,10 +536,10 @@ func TestStreamTimeouts(t *testing.T) {
 		e := mustNew(t, []Route{r0}, DefaultPolicy(), Options{})
 		res := e.Run(t.Context(), testItems(1), nil)[0]
 		got := f0.reqs[0]
-		if !got.Stream || got.FirstTokenTimeout != 10*sec || got.IdleTimeout != 30*sec || got.Model != "model-r0" {
+		if !got.Stream || got.FirstTokenTimeout != 0 || got.IdleTimeout != 30*sec || got.Model != "model-r0" {
 			t.Errorf("request = stream %v, ttft %v, idle %v, model %q", got.Stream, got.FirstTokenTimeout, got.IdleTimeout, got.Model)
 		}
-		if a := res.Attempts[0]; a.FirstTokenTimeout != 10*sec || a.IdleTimeout != 30*sec {
+		if a := res.Attempts[0]; a.FirstTokenTimeout != 0 || a.IdleTimeout != 30*sec {
 			t.Errorf("attempt watchdogs %v, %v", a.FirstTokenTimeout, a.IdleTimeout)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -37,12 +38,27 @@ type server struct {
 
 	mu       sync.Mutex
 	starts   []time.Duration
+	seen     []seenCall // who each call said it was, in order
 	inflight int
 	peak     int
 	// cut holds, for every call the client gave up on before the reply was
 	// complete although it would have completed, when it would have (from
 	// the call's arrival).
 	cut []time.Duration
+}
+
+// seenCall is who a call said it was: the model it asked for, its
+// Authorization header, and whether it was the engine's health probe.
+type seenCall struct {
+	model, auth string
+	probe       bool
+}
+
+// identities returns who every call said it was, in order.
+func (s *server) identities() []seenCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]seenCall(nil), s.seen...)
 }
 
 // abandoned returns the planned completion times of the calls the client
@@ -92,15 +108,26 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}()
 	var body struct {
-		Model  string `json:"model"`
-		Stream bool   `json:"stream"`
+		Model    string `json:"model"`
+		Stream   bool   `json:"stream"`
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
 	}
 	b, _ := io.ReadAll(r.Body)
 	json.Unmarshal(b, &body)
+	probe := len(body.Messages) == 1 && body.Messages[0].Content == execution.ProbeMessage
+	s.mu.Lock()
+	s.seen = append(s.seen, seenCall{model: body.Model, auth: r.Header.Get("Authorization"), probe: probe})
+	s.mu.Unlock()
 	rp := s.script(n, at)
 	wire := fakeopenai.Wire{Model: body.Model, Stream: body.Stream, Content: cmp.Or(rp.Content, "answer from "+s.name),
 		PromptTokens: 100, CompletionTokens: 20, ErrorMessage: http.StatusText(rp.Status), ErrorType: "error"}
 	if !fakeopenai.Serve(w, r.Context(), rp, wire) && rp.Planned() >= 0 && r.Context().Err() != nil {
+		// A server learns of a cut call late: after the client has moved
+		// on (the yield makes that the usual order, so a runner that read
+		// its figures before the servers settle reads them short).
+		runtime.Gosched()
 		s.mu.Lock()
 		s.cut = append(s.cut, rp.Planned())
 		s.mu.Unlock()
@@ -160,19 +187,29 @@ type world struct {
 	events []execution.RouteEvent
 }
 
+// routeKey is the key every route of a world sends.
+const routeKey = "sk-test"
+
+// provider is an OpenAI-compatible provider for srv's route, with key.
+func (srv *server) provider(t testing.TB, key string) *openai.Provider {
+	t.Helper()
+	p, err := openai.New(openai.Config{
+		BaseURL:    "https://" + srv.name + ".example.com/v1",
+		APIKey:     execution.Secret(key),
+		HTTPClient: &http.Client{Transport: fakeopenai.Transport{Handler: srv}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func newWorld(t testing.TB, specs []routeSpec) *world {
 	t.Helper()
 	w := &world{origin: time.Now()}
 	for _, s := range specs {
 		srv := &server{name: s.name, origin: w.origin, script: s.script}
-		p, err := openai.New(openai.Config{
-			BaseURL:    "https://" + s.name + ".example.com/v1",
-			APIKey:     "sk-test",
-			HTTPClient: &http.Client{Transport: fakeopenai.Transport{Handler: srv}},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := srv.provider(t, routeKey)
 		c := &counted{p: p}
 		w.servers = append(w.servers, srv)
 		w.counters = append(w.counters, c)

@@ -95,8 +95,9 @@ func newChaos(seed uint64) chaos {
 // TestInvariants checks the engine's promises over random fault schedules:
 // review ≤ its budget; every item ≤ its budget; every attempt ≤ its
 // deadline; retries per (item, route) ≤ the cap; no call to a route while
-// its breaker is open (except the probe: at most one in flight while
-// half-open), inside a cool-down or after it is disabled; calls in flight
+// its breaker is open (half-open: one trial in flight, or the waiting
+// retries in the first half-open after a trip on server failures), inside
+// a cool-down or after it is disabled; calls in flight
 // per route ≤ its cap; failovers out of routes = failovers into the next
 // ones, as the statistics count them; exactly one result per item; a cancelled review
 // returns at once; no goroutine left behind (synctest fails otherwise).
@@ -304,18 +305,55 @@ func breakerViolations(w *world, i int, results []execution.Result) string {
 			}
 		}
 	}
-	var probes []span
+	// Half-open, one trial at a time in each half-open period; only the
+	// first half-open after a trip also admits every waiting retry (the
+	// generous half-open of BreakerSettings), so of two overlapping trials
+	// of one period one must be a retry. (A trial of an earlier period may
+	// still be in flight: its verdict is stale.)
+	var halfOpen []span
+	var from time.Duration = -1
+	for _, ev := range w.routeEvents() {
+		if ev.Route != name || ev.Kind != execution.EventBreaker {
+			continue
+		}
+		at := ev.At.Sub(w.origin)
+		if from >= 0 {
+			halfOpen = append(halfOpen, span{from, at})
+			from = -1
+		}
+		if ev.To == execution.BreakerHalfOpen {
+			from = at
+		}
+	}
+	if from >= 0 {
+		halfOpen = append(halfOpen, span{from, 1 << 62})
+	}
+	period := func(at time.Duration) int {
+		for i, h := range halfOpen {
+			if at >= h.from && at <= h.to {
+				return i
+			}
+		}
+		return -1
+	}
+	type trial struct {
+		span
+		retry  bool
+		period int
+	}
+	var probes []trial
 	for _, r := range results {
 		for _, a := range r.Attempts {
 			if a.Route == name && a.Class != execution.ClassRejected && a.Breaker == execution.BreakerHalfOpen.String() {
-				probes = append(probes, span{a.Start, a.Start + a.Duration})
+				probes = append(probes, trial{span{a.Start, a.Start + a.Duration}, a.Kind == execution.KindRetry, period(a.Start)})
 			}
 		}
 	}
 	for x := range probes {
 		for y := range x {
-			if probes[x].from < probes[y].to && probes[y].from < probes[x].to {
-				return fmt.Sprintf("route %s: overlapping half-open probes %v and %v", name, probes[x], probes[y])
+			px, py := probes[x], probes[y]
+			if px.period == py.period && px.from < py.to && py.from < px.to && !px.retry && !py.retry {
+				return fmt.Sprintf("route %s: overlapping half-open trials %v and %v, neither a retry", name, px.span, py.span)
 			}
 		}
 	}

@@ -51,12 +51,14 @@ func ParseProfile(s string) (Profile, error) {
 // attempt that cannot get it is not sent. Each attempt has its own
 // deadline (the standard's rule is per request), so Retries attempts after
 // the first each get a full deadline again, after Backoff[n-1] (a
-// Retry-After may lengthen the wait, never shorten it). A 429 waits its
-// Retry-After, else RateLimitBackoff. 401/403 are never retried (as
-// everywhere). Request starts on the route are at least MinInterval apart.
-// The review-wide retry budget and the review plan's per-item retry cap
-// and "most of the deadline used" rule do not apply to a profile route's
-// own retries: the standard bounds them.
+// Retry-After may lengthen the wait, never shorten it). Seed 003 §3: "On
+// timeout (408) or 5xx: retry up to 2 times with exponential backoff (15s,
+// 45s)": the client's own timeout too, since the incident's 408s were
+// clients giving up. A 429 waits its Retry-After, else RateLimitBackoff.
+// 401/403 are never retried (as everywhere). Request starts on the route
+// are at least MinInterval apart. The review-wide retry budget and the
+// review plan's per-item retry cap and "most of the deadline used" rule do
+// not apply to a profile route's own retries: the standard bounds them.
 type ProfileRules struct {
 	Floor            time.Duration
 	Retries          int

@@ -17,8 +17,8 @@ import (
 //
 //   - no client timeout below 300s: each attempt gets its own deadline of
 //     at least 300s (the standard's rule is per request);
-//   - 2 retries on 408 and 5xx after 15s and 45s (a Retry-After may
-//     lengthen a wait, never shorten it);
+//   - 2 retries on 408, 5xx and its own timeout after 15s and 45s (a
+//     Retry-After may lengthen a wait, never shorten it);
 //   - no retry on 401/403;
 //   - 429 honours Retry-After, or waits 60s without one.
 //
@@ -62,10 +62,14 @@ func TestLiteLLMProfile(t *testing.T) {
 			wantDone:  true,
 		},
 		{
-			name:      "5xx three times: two retries, then the item fails",
+			// Three failures and no answer open the breaker; the item, its
+			// retries spent, waits for the route (issue 22's outage
+			// patience) and is readmitted after the schedule's 45s.
+			name:      "5xx three times: two retries, then readmitted once the route answers",
 			script:    statuses(500, 500, 500),
-			wantCalls: []time.Duration{0, 16 * sec, 62 * sec},
-			wantKinds: []string{"primary:server_error", "retry:server_error", "retry:server_error"},
+			wantCalls: []time.Duration{0, 16 * sec, 62 * sec, 108 * sec},
+			wantKinds: []string{"primary:server_error", "retry:server_error", "retry:server_error", "readmit:success"},
+			wantDone:  true,
 		},
 		{
 			name:      "401: no retry",
@@ -111,10 +115,25 @@ func TestLiteLLMProfile(t *testing.T) {
 			wantDone:  true,
 		},
 		{
-			name:      "a model that never answers ends at 300s, not retried",
+			// Seed 003 §3: "On timeout (408) or 5xx: retry up to 2 times
+			// with exponential backoff (15s, 45s)": the client's own
+			// timeout too (issue 22), each retry with its own 300s.
+			name:      "a model that never answers: its own timeout retried after 15s and 45s",
 			script:    always(reply{Hang: true}),
-			wantCalls: []time.Duration{0},
-			wantKinds: []string{"primary:timeout"},
+			wantCalls: []time.Duration{0, 315 * sec, 660 * sec},
+			wantKinds: []string{"primary:timeout", "retry:timeout", "retry:timeout"},
+		},
+		{
+			name: "timed out twice, then the provider recovers: the second retry answers",
+			script: func(n int, _ time.Duration) reply {
+				if n < 2 {
+					return reply{Hang: true}
+				}
+				return reply{Delay: 20 * sec}
+			},
+			wantCalls: []time.Duration{0, 315 * sec, 660 * sec},
+			wantKinds: []string{"primary:timeout", "retry:timeout", "retry:success"},
+			wantDone:  true,
 		},
 	}
 	for _, tt := range tests {

@@ -26,6 +26,7 @@ type runState struct {
 	mu      sync.Mutex
 	calls   int // requests sent, for the retry budget
 	retries int
+	items   []*itemState // the items started and not yet ended, for Engine.Activity
 
 	// The spend caps (Policy.MaxCostUSD, MaxTotalTokens), under mu.
 	spent    spend  // sent attempts' usage
@@ -127,10 +128,20 @@ type routeState struct {
 	ceiling                int
 	cutUntil, ceilingUntil time.Time
 	lastOK                 time.Time // the last accepted answer
-	inflight               int
-	stats                  RouteStats // counters only; Stats fills the rest
-	durations              []time.Duration
-	firstBytes             []time.Duration // of the sent calls that reported one
+	// The route's outage (outage.go): when the first call that failed since
+	// the last answer was sent (zero: none), and whether the route is down
+	// for the output contract; sig is closed (and replaced) on every
+	// verdict that can make a wait pointless.
+	outageFrom   time.Time
+	outageClass  Class // the class of the outage's latest failure
+	contractDown bool
+	sig          chan struct{}
+	inflight     int
+	unjudged     int           // calls sent whose verdict the route's outage has not yet recorded (observe)
+	evidence     chan struct{} // closed (and replaced) on every verdict observe records
+	stats        RouteStats    // counters only; Stats fills the rest
+	durations    []time.Duration
+	firstBytes   []time.Duration // of the sent calls that reported one
 }
 
 func (e *Engine) newRun(now time.Time) *runState {
@@ -145,11 +156,13 @@ func (e *Engine) newRun(now time.Time) *runState {
 			bs.Window = e.policy.breakerWindow(r)
 		}
 		rs.routes = append(rs.routes, &routeState{
-			r:   r,
-			ru:  rulesFor(r, e.policy),
-			idx: i,
-			br:  newBreaker(bs, time.Now, e.float64),
-			sem: make(chan struct{}, capacity),
+			r:        r,
+			ru:       rulesFor(r, e.policy),
+			idx:      i,
+			br:       newBreaker(bs, time.Now, e.float64),
+			sem:      make(chan struct{}, capacity),
+			sig:      make(chan struct{}),
+			evidence: make(chan struct{}),
 		})
 	}
 	rs.minAttempt = rs.routes[0].ru.minAttempt
@@ -233,6 +246,7 @@ func (e *Engine) Run(ctx context.Context, items []Item, progress func(done, tota
 // those of a concurrent or later Run cannot mix in.
 func (e *Engine) RunStats(ctx context.Context, items []Item, progress func(done, total int)) ([]Result, []RouteStats) {
 	rs := e.newRun(time.Now())
+	defer e.register(rs)()
 	results := make([]Result, len(items))
 	workCtx, cancel := context.WithDeadline(ctx, rs.workEnd)
 	defer cancel()
@@ -278,7 +292,7 @@ func (e *Engine) RunStats(ctx context.Context, items []Item, progress func(done,
 					report()
 					<-slots
 				}()
-				results[i] = e.runItemSafe(ctx, workCtx, rs, items[i])
+				results[i] = e.runItemSafe(ctx, workCtx, rs, i, items[i])
 			})
 		}
 	}()
@@ -297,8 +311,10 @@ func (e *Engine) cannotStart(ctx context.Context, rs *runState) (Result, bool) {
 }
 
 // runItemSafe runs one item and turns a panic into that item's failure.
-func (e *Engine) runItemSafe(caller, work context.Context, rs *runState, it Item) (res Result) {
-	st := &itemState{rs: rs, item: it, lastSent: -1, lastReject: -1, log: e.log}
+func (e *Engine) runItemSafe(caller, work context.Context, rs *runState, index int, it Item) (res Result) {
+	st := &itemState{rs: rs, item: it, lastSent: -1, lastReject: -1, log: e.log, index: index}
+	rs.live(st)
+	defer rs.ended(st)
 	defer func() {
 		if v := recover(); v != nil {
 			err := &PanicError{Value: v, Stack: debug.Stack()}
@@ -326,6 +342,8 @@ type itemState struct {
 	// one is tried next (Route.ContextWindow).
 	window int
 	log    *slog.Logger
+	index  int   // in the Run's items
+	doing  doing // what it does now, for Engine.Activity
 }
 
 // outcome is what an item does after a route.
@@ -405,6 +423,9 @@ func (e *Engine) runItem(caller, work context.Context, st *itemState) (res Resul
 		if res.Class == ClassCancelled {
 			res.Class = ClassTimeout
 		}
+		if st.lastSent >= 0 && st.attempts[st.lastSent].Class == res.Class {
+			res.Err = st.attempts[st.lastSent].Err // the route given up for what this item's call met: that error is the real one
+		}
 	default:
 		res.Class, res.Err = ClassTimeout, context.Cause(itemCtx)
 	}
@@ -455,10 +476,13 @@ func (r *rejection) Unwrap() error { return r.cause }
 // Class returns ClassRejected.
 func (r *rejection) Class() Class { return ClassRejected }
 
-// tryRoute runs the item on route ri: the first attempt, then its retries.
-// Under the review plan's rules the retries share the route request's
-// deadline; on a profile route each attempt has its own. It appends every
-// attempt to st.
+// tryRoute runs the item on route ri: the first attempt, then its retries,
+// and on the last usable route its readmissions after an outage
+// (outage.go). Under the review plan's rules the retries share the route
+// request's deadline (the backoff stays inside it, AC-07), except that a
+// retry of our own timeout, and an attempt the route's breaker held, start
+// a fresh deadline inside the item's budget; on a profile route each
+// attempt has its own. It appends every attempt to st.
 func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int) (outcome, *Response) {
 	rs := st.rs
 	r := rs.routes[ri]
@@ -493,11 +517,15 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 			st.record(a)
 			return outFail, nil
 		}
+		// The wait for the route (its breaker, a cool-down, its bulkhead)
+		// is bounded by the shared deadline, except on the last usable
+		// route, where the item waits for it as long as its budget allows.
 		limit := routeLimit
-		if !routeEnd.IsZero() {
+		if !routeEnd.IsZero() && !last && !ru.perAttempt {
 			limit = routeEnd
 		}
-		adm, rej := e.admit(itemCtx, rs, r, limit, last)
+		st.waiting(r, "route")
+		adm, rej := e.admit(itemCtx, rs, r, limit, last, kind == KindRetry)
 		for _, pa := range adm.probes {
 			pa.Number = len(st.attempts) + 1
 			st.record(pa)
@@ -512,19 +540,15 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 
 		// Send.
 		sendAt := time.Now()
-		end := routeEnd
-		if ru.perAttempt || routeEnd.IsZero() {
-			end = sendAt.Add(eff)
-			if end.After(routeLimit) {
-				end = routeLimit
-			}
-			if !ru.perAttempt {
-				routeEnd = end
+		if ru.perAttempt || routeEnd.IsZero() || adm.held || routeEnd.Sub(sendAt) < ru.minAttempt {
+			routeEnd = sendAt.Add(eff)
+			if routeEnd.After(routeLimit) {
+				routeEnd = routeLimit
 			}
 		}
 		a.Start = sendAt.Sub(rs.start)
 		a.QueueWait, a.Breaker = adm.queueWait, adm.state.String()
-		a.Deadline = end.Sub(sendAt)
+		a.Deadline = routeEnd.Sub(sendAt)
 		a.ItemRemaining, a.ReviewRemaining = st.end.Sub(sendAt), rs.workEnd.Sub(sendAt)
 		if r.r.Stream {
 			req.FirstTokenTimeout, req.IdleTimeout = e.streamTimeouts(r.r, Measure(&req, r.r), a.Deadline)
@@ -533,41 +557,23 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 		rs.mu.Lock()
 		rs.calls++
 		rs.mu.Unlock()
-		resp, err := e.send(itemCtx, r, &req, end, st.item.Accept)
+		st.sending(r, kind, a.Deadline)
+		resp, err := e.send(itemCtx, r, &req, routeEnd, st.item.Accept)
 		a.Duration = time.Since(sendAt)
 		if resp != nil {
 			a.Usage, a.FirstByte, a.ResponseModel = resp.Usage, resp.FirstByte, resp.Model
 		}
-		if e.policy.caps() {
-			u := a.Usage
-			if resp != nil && err == nil && u.PromptTokens == 0 && u.CompletionTokens == 0 {
-				// An answer without usage counts at its estimate, so a
-				// provider that reports none cannot run past a cap.
-				u = Usage{PromptTokens: st.item.PromptTokens(), CompletionTokens: max(req.MaxTokens, 0)}
-			}
-			rs.charge(r.r.Cost(u), u.PromptTokens+u.CompletionTokens)
-		}
-		a.Err = err
-		var pe *PanicError
-		switch {
-		case err == nil:
-			a.Class = ClassSuccess
-		case errors.As(err, &pe):
-			a.Class = ClassUnknown
-		default:
-			a.Class = Classify(caller, err)
-			if a.Class == ClassUnknown && itemCtx.Err() != nil {
-				a.Class = ClassTimeout
-			}
-		}
-		if server := (*ProviderError)(nil); a.Class == ClassTimeout && !errors.As(err, &server) { // not a 408 the server sent
-			err = &TimeoutError{Route: r.r.Name, Base: base, Effective: eff, Deadline: a.Deadline, Elapsed: a.Duration, Err: err}
-			a.Err = err
+		e.chargeAttempt(st, r, &req, resp, err, a.Usage)
+		a.Class, a.Err = e.classifyAttempt(caller, itemCtx, err)
+		if a.Class == ClassTimeout && !serverTimeout(a.Err) {
+			a.Err = &TimeoutError{Route: r.r.Name, Base: base, Effective: eff, Deadline: a.Deadline, Elapsed: a.Duration, Err: a.Err}
 		}
 		// A timeout says the route is slow unless our budget left it less
 		// than half its base deadline.
-		v := verdictOf(a.Class, err, a.Deadline < base/2)
+		v := verdictOf(a.Class, a.Err, a.Deadline < base/2)
+		contract := adm.trial && v == verdictUnusable && r.br.unusableOnly()
 		e.emitBreaker(r, r.br.done(adm.permit, v))
+		r.observe(sendAt, v, a.Class, contract, true)
 		r.release() // the slot frees only once the breaker has the verdict
 		r.finish(a, kind == KindRetry)
 
@@ -592,12 +598,12 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 				return outFail, nil
 			}
 			return outStop, nil
-		case a.Class == ClassUnknown && pe != nil:
+		case isPanic(a.Err):
 			a.Decision = DecisionFail
 			st.record(a)
 			return outFail, nil
 		case a.Class == ClassAuth || a.Class == ClassPayment || a.Class == ClassModelNotFound:
-			e.disable(r, a.Class, err)
+			e.disable(r, a.Class, a.Err)
 			a.Reason = ReasonConfig
 			if r.r.FailoverOnAuth && !last {
 				a.Decision = DecisionFailover
@@ -609,80 +615,182 @@ func (e *Engine) tryRoute(caller, itemCtx context.Context, st *itemState, ri int
 			return outFail, nil
 		}
 
-		now := time.Now()
-		ra, hasRA := retryAfter(err, now)
-		limited := a.Class == ClassRateLimited
-		if hasRA {
-			a.RetryAfter = ra // the server's; a 429 without one leaves it 0
-		} else if limited {
-			ra = ru.rateLimit
-		}
-		if hasRA || limited {
-			e.coolDown(r, ra, a.Class)
-		}
-		if limited {
-			r.rateLimited(now, ra) // too many in flight, perhaps: halve the route's concurrency
-		}
-		if retryable(a.Class, err) {
-			// A Retry-After may lengthen the wait, never shorten it.
-			next := e.backoff(ru, retries+1)
-			if hasRA || limited {
-				wra := ra + e.jitter(min(time.Second, ra/10))
-				if limited {
-					next = wra
-				} else {
-					next = max(next, wra)
-				}
-			}
-			fitsBy := routeEnd // retries share the route request's deadline
-			if ru.perAttempt {
-				fitsBy = routeLimit // each retry gets its own, inside the item
-			}
-			switch {
-			case retries >= ru.retries:
-				a.Reason = ReasonRetryCap
-			case !ru.profile && st.retries >= e.policy.MaxRetriesPerItem:
-				a.Reason = ReasonItemRetries
-			case !ru.profile && hasRA && ra > e.policy.MaxRetryAfter:
-				a.Reason = ReasonRetryAfter
-			case !ru.profile && a.Duration*2 > a.Deadline:
-				a.Reason = ReasonDeadlineUsed
-			case now.Add(next + ru.minAttempt).After(fitsBy):
-				a.Reason = ReasonBudget
-			case !ru.profile && !rs.takeRetry(e.policy):
-				a.Reason = ReasonRetryBudget
-			default:
-				a.Decision = DecisionRetry
-				st.record(a)
-				if !sleep(itemCtx, next) {
-					return outStop, nil
-				}
-				retries++
-				if !ru.profile {
-					st.retries++
-				}
-				kind, wait = KindRetry, next
-				continue
-			}
-		} else {
-			a.Reason = ReasonNotRetryable
-		}
+		next, fresh, retry := e.retryDecision(st, r, &a, retries, eff, routeEnd, routeLimit)
 		switch {
-		case a.Class == ClassBadRequest && isContextLength(err) && rs.largerAfter(ri):
-			a.Decision, st.window = DecisionFailover, max(r.r.ContextWindow, 1)
-		case !failsOver(a.Class):
-			a.Decision, a.Reason = DecisionFail, ReasonNoFailover
-		case ri == len(rs.routes)-1:
-			a.Decision, a.Reason = DecisionFail, cmp.Or(a.Reason, ReasonNoRoute)
+		case retry:
+			a.Decision = DecisionRetry
+		case last && e.readmits(itemCtx, r, v, next, routeLimit):
+			// The route is in an outage: wait for its next trial call
+			// rather than fail (outage.go).
+			a.Decision, kind, fresh = DecisionWait, KindReadmit, true
 		default:
-			a.Decision = DecisionFailover
+			return e.leaveRoute(st, r, ri, a), nil
 		}
 		st.record(a)
-		if a.Decision == DecisionFail {
-			return outFail, nil
+		st.waiting(r, WaitBackoff)
+		if !e.backoffWait(itemCtx, r, next) {
+			return outStop, nil
 		}
-		return outFailover, nil
+		if retry {
+			retries++
+			if !ru.profile {
+				st.retries++
+			}
+			kind = KindRetry
+		}
+		if fresh {
+			routeEnd = time.Time{}
+		}
+		wait = next
 	}
+}
+
+// chargeAttempt adds a sent attempt's spend to the review's, under a cap:
+// its usage, or its estimate for an answer that reports none, so that a
+// provider that reports none cannot run past a cap.
+func (e *Engine) chargeAttempt(st *itemState, r *routeState, req *Request, resp *Response, err error, u Usage) {
+	if !e.policy.caps() {
+		return
+	}
+	if resp != nil && err == nil && u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		u = Usage{PromptTokens: st.item.PromptTokens(), CompletionTokens: max(req.MaxTokens, 0)}
+	}
+	st.rs.charge(r.r.Cost(u), u.PromptTokens+u.CompletionTokens)
+}
+
+// classifyAttempt is the class of a sent attempt's error: a panic is
+// ClassUnknown; an error Classify does not know, once the item's own
+// deadline passed, is a timeout.
+func (e *Engine) classifyAttempt(caller, itemCtx context.Context, err error) (Class, error) {
+	switch {
+	case err == nil:
+		return ClassSuccess, nil
+	case isPanic(err):
+		return ClassUnknown, err
+	}
+	c := Classify(caller, err)
+	if c == ClassUnknown && itemCtx.Err() != nil {
+		c = ClassTimeout
+	}
+	return c, err
+}
+
+// isPanic reports an error that is a recovered panic (*PanicError).
+func isPanic(err error) bool {
+	var pe *PanicError
+	return errors.As(err, &pe)
+}
+
+// serverTimeout reports a 408 the server sent (it answered), as opposed to
+// our own deadline or watchdog.
+func serverTimeout(err error) bool {
+	var pe *ProviderError
+	return errors.As(err, &pe) && pe.Status == http.StatusRequestTimeout
+}
+
+// retryDecision decides whether a failed attempt a on route r is retried on
+// the same route, and sets a.Reason when it is not. It returns the wait
+// before the next attempt (the backoff, lengthened by a Retry-After, or a
+// 429's wait), whether that attempt starts a fresh route request, and
+// whether it is a retry. It also cools the route down after a 429 or a
+// Retry-After, and cuts its concurrency after a 429.
+//
+// A retry of our own timeout (seed 004: retry "only when enough budget
+// remains") starts a fresh deadline and needs the item's budget on this
+// route to hold a whole one more (a profile route: its floor) after the
+// backoff; AC-07's shared deadline bounds the backoff of every other retry.
+func (e *Engine) retryDecision(st *itemState, r *routeState, a *Attempt, retries int, eff time.Duration, routeEnd, routeLimit time.Time) (next time.Duration, fresh, retry bool) {
+	ru := r.ru
+	now := time.Now()
+	next, ra, hasRA := e.waitAfter(r, a, retries, now)
+	ownTimeout := a.Class == ClassTimeout && !serverTimeout(a.Err)
+	if !retryable(a.Class, a.Err) && !ownTimeout {
+		a.Reason = ReasonNotRetryable
+		return next, false, false
+	}
+	fitsBy, need := routeEnd, ru.minAttempt // retries share the route request's deadline
+	switch {
+	case ru.perAttempt:
+		fitsBy = routeLimit // each retry gets its own, inside the item
+	case ownTimeout:
+		fitsBy, need = routeLimit, eff // a whole new deadline, inside the item
+	}
+	switch {
+	case retries >= ru.retries:
+		a.Reason = ReasonRetryCap
+	case !ru.profile && st.retries >= e.policy.MaxRetriesPerItem:
+		a.Reason = ReasonItemRetries
+	case !ru.profile && hasRA && ra > e.policy.MaxRetryAfter:
+		a.Reason = ReasonRetryAfter
+	case !ru.profile && !ownTimeout && a.Duration*2 > a.Deadline:
+		a.Reason = ReasonDeadlineUsed
+	case now.Add(next + need).After(fitsBy):
+		a.Reason = ReasonBudget
+	case !ru.profile && a.Class != ClassBadResponse && !st.rs.takeRetry(e.policy):
+		// The retry budget bounds retries of the route's failures; an
+		// unusable answer's retry is bounded by the breaker, which opens
+		// on unusable answers, and by the item's own one retry.
+		a.Reason = ReasonRetryBudget
+	default:
+		return next, ownTimeout, true
+	}
+	return next, false, false
+}
+
+// waitAfter is the wait before the next attempt after failed attempt a on
+// route r (retries made there so far): the route's backoff, lengthened by
+// the server's Retry-After (never shortened), or a 429's Retry-After, else
+// the route's rate-limit backoff. It records the Retry-After in a, cools
+// the route down after a 429 or a Retry-After, and cuts its concurrency
+// after a 429. ra and hasRA are the server's Retry-After.
+func (e *Engine) waitAfter(r *routeState, a *Attempt, retries int, now time.Time) (next, ra time.Duration, hasRA bool) {
+	ra, hasRA = retryAfter(a.Err, now)
+	limited := a.Class == ClassRateLimited
+	wra := ra
+	if hasRA {
+		a.RetryAfter = ra // the server's; a 429 without one leaves it 0
+	} else if limited {
+		wra = r.ru.rateLimit
+	}
+	if hasRA || limited {
+		e.coolDown(r, wra, a.Class)
+	}
+	if limited {
+		r.rateLimited(now, wra) // too many in flight, perhaps: halve the route's concurrency
+	}
+	next = e.backoff(r.ru, retries+1)
+	if hasRA || limited {
+		// A Retry-After may lengthen the wait, never shorten it.
+		j := wra + e.jitter(min(time.Second, wra/10))
+		if limited {
+			next = j
+		} else {
+			next = max(next, j)
+		}
+	}
+	return next, ra, hasRA
+}
+
+// leaveRoute records a failed attempt a that is neither retried nor
+// readmitted and says what the item does: fail over to the next route or
+// fail.
+func (e *Engine) leaveRoute(st *itemState, r *routeState, ri int, a Attempt) outcome {
+	rs := st.rs
+	switch {
+	case a.Class == ClassBadRequest && isContextLength(a.Err) && rs.largerAfter(ri):
+		a.Decision, st.window = DecisionFailover, max(r.r.ContextWindow, 1)
+	case !failsOver(a.Class):
+		a.Decision, a.Reason = DecisionFail, ReasonNoFailover
+	case ri == len(rs.routes)-1:
+		a.Decision, a.Reason = DecisionFail, cmp.Or(a.Reason, ReasonNoRoute)
+	default:
+		a.Decision = DecisionFailover
+	}
+	st.record(a)
+	if a.Decision == DecisionFail {
+		return outFail
+	}
+	return outFailover
 }
 
 // afterReject records a rejected attempt and decides what the item does.
@@ -699,6 +807,14 @@ func (e *Engine) afterReject(caller, itemCtx context.Context, st *itemState, r *
 		r.mu.Unlock()
 	case ReasonCancelled:
 		st.rejectCls = ClassCancelled
+	case ReasonUnresponsive, ReasonContract:
+		// A route down (outage.go) stands for its outage's class: what
+		// its calls and trials kept failing with.
+		r.mu.Lock()
+		if r.outageClass != ClassUnknown {
+			st.rejectCls = r.outageClass
+		}
+		r.mu.Unlock()
 	}
 	out := outFailover
 	switch {
@@ -727,9 +843,13 @@ func (e *Engine) afterReject(caller, itemCtx context.Context, st *itemState, r *
 // record keeps a finished attempt, with its decision, and logs it: one Info
 // line per attempt, sent or rejected (what `warden review -v` shows).
 func (st *itemState) record(a Attempt) {
-	st.log.Info("attempt", "route", a.Route, "model", a.Model, "attempt", a.Number, "kind", a.Kind.String(),
+	attrs := []any{"route", a.Route, "model", a.Model, "attempt", a.Number, "kind", a.Kind.String(),
 		"deadline", a.Deadline, "duration", a.Duration, "class", a.Class.String(),
-		"decision", a.Decision, "reason", a.Reason, "breaker", a.Breaker)
+		"decision", a.Decision, "reason", a.Reason, "breaker", a.Breaker}
+	if a.Err != nil && a.Class != ClassRejected {
+		attrs = append(attrs, "err", a.Err) // providers redact what they put in errors
+	}
+	st.log.Info("attempt", attrs...)
 	st.attempts = append(st.attempts, a)
 	if a.Class == ClassRejected {
 		st.lastReject = len(st.attempts) - 1
@@ -814,22 +934,28 @@ type admission struct {
 	state     BreakerState
 	queueWait time.Duration
 	probes    []Attempt // KindProbe attempts made while admitting
+	// trial: the permit makes the attempt the half-open breaker's trial
+	// call (on the last usable route); held: the item waited for the
+	// route's breaker, so the attempt starts a fresh deadline.
+	trial, held bool
 }
 
 // admit waits for the route (cool-down, breaker, bulkhead, pacing) and
 // takes a breaker permit. limit is the time by which the route's minimum
 // attempt must still fit. It returns a rejection when the route cannot
 // take the attempt in time; on success the caller owns one bulkhead slot,
-// which it releases once the attempt's verdict is recorded.
+// which it releases once the attempt's verdict is recorded. Every wait
+// wakes on a verdict that makes it pointless (the route disabled or down)
+// and on the caller's context.
 //
-// On the last usable route an open breaker is waited out while the item's
-// time allows: until the open period ends, or until the probe in flight
-// decides. A route whose last probe failed (unresponsive) is not waited
-// for: the items fail at once, so a full outage costs one deadline and one
-// probe, not a wave of waits. The item that gets a half-open permit sends the engine's
-// health probe (probe) first, and its own request only if the probe
-// closes the breaker.
-func (e *Engine) admit(ctx context.Context, rs *runState, r *routeState, limit time.Time, last bool) (admission, *rejection) {
+// A route with a fallback is not waited for when its breaker is open: the
+// item fails over; when it is half-open, the item first sends the engine's
+// short health probe (probe) and its own request only if the probe closes
+// the breaker. On the last usable route an open breaker is waited out
+// while the item's time and the route's outage patience allow (outage.go),
+// and the half-open breaker's trial call is the waiting item's own
+// request.
+func (e *Engine) admit(ctx context.Context, rs *runState, r *routeState, limit time.Time, last, retry bool) (admission, *rejection) {
 	t0 := time.Now()
 	var adm admission
 	reject := func(reason string, cause error) (admission, *rejection) {
@@ -842,11 +968,11 @@ func (e *Engine) admit(ctx context.Context, rs *runState, r *routeState, limit t
 			return reject(ReasonCancelled, context.Cause(ctx))
 		}
 		now := time.Now()
+		ws := e.waitState(r, now)
 		r.mu.Lock()
-		disabled, derr := r.disabled, r.disabledErr
-		until := r.cooldownUntil
+		derr, until := r.disabledErr, r.cooldownUntil
 		r.mu.Unlock()
-		if disabled {
+		if ws.disabled {
 			return reject(ReasonDisabled, derr)
 		}
 		room := limit.Sub(now) - minAttempt // what may still be spent waiting
@@ -857,82 +983,69 @@ func (e *Engine) admit(ctx context.Context, rs *runState, r *routeState, limit t
 			if (wait > e.policy.CooldownWaitMax && !last) || wait > room {
 				return reject(ReasonCooldown, nil)
 			}
-			if !sleep(ctx, wait) {
+			if !pause(ctx, wait, ws.sig, nil) {
 				return reject(ReasonCancelled, context.Cause(ctx))
 			}
 			continue
 		}
-		bv, tr := r.br.view()
+		bv, tr := r.br.view(retry)
 		e.emitBreaker(r, tr)
 		adm.state = bv.state
-		if bv.state == BreakerOpen || bv.busy {
-			reason := ReasonCircuitOpen
-			if bv.busy {
-				reason = ReasonHalfOpenBusy
+		down := ws.down && bv.state != BreakerClosed
+		if bv.state == BreakerOpen || bv.busy || (last && down) {
+			if rej := breakerReason(bv, last, down); rej != "" {
+				if rej == ReasonUnresponsive && ws.contract {
+					rej = ReasonContract
+				}
+				return reject(rej, nil)
 			}
-			if bv.unresponsive && bv.state == BreakerOpen {
-				reason = ReasonUnresponsive
-			}
-			if !last || reason == ReasonUnresponsive {
-				return reject(reason, nil)
-			}
-			switch waitBreaker(ctx, bv, room) {
+			switch waitBreaker(ctx, bv, room, ws) {
 			case waitCancelled:
 				return reject(ReasonCancelled, context.Cause(ctx))
 			case waitTooLong:
-				return reject(reason, nil)
+				return reject(breakerReason(bv, false, false), nil)
+			case waitDown:
+				if ws.contract {
+					return reject(ReasonContract, nil)
+				}
+				return reject(ReasonUnresponsive, nil)
 			}
+			adm.held = true
 			continue
 		}
 
 		// Bulkhead.
-		select {
-		case r.sem <- struct{}{}:
-		default:
-			qmax := room
-			if !last {
-				qmax = min(qmax, e.policy.MaxQueueWait)
-			}
-			if !acquire(ctx, r.sem, qmax) {
-				if ctx.Err() != nil {
-					return reject(ReasonCancelled, context.Cause(ctx))
-				}
-				return reject(ReasonBulkheadFull, nil)
-			}
+		qmax := room
+		if !last {
+			qmax = min(qmax, e.policy.MaxQueueWait)
+		}
+		switch acquire(ctx, r.sem, qmax, ws.sig) {
+		case acquireCancelled:
+			return reject(ReasonCancelled, context.Cause(ctx))
+		case acquireTimedOut:
+			return reject(ReasonBulkheadFull, nil)
+		case acquireWoken:
+			continue // a verdict on the route: look again
 		}
 
 		// Pacing.
-		if gap := r.ru.minGap; gap > 0 {
-			now = time.Now()
-			r.mu.Lock()
-			at := now
-			if r.nextStart.After(at) {
-				at = r.nextStart
-			}
-			ok := limit.Sub(at) >= minAttempt
-			if ok {
-				r.nextStart = at.Add(gap)
-			}
-			r.mu.Unlock()
-			if !ok {
-				r.release()
-				return reject(ReasonBudget, nil)
-			}
-			if !sleep(ctx, at.Sub(now)) {
-				r.release()
-				return reject(ReasonCancelled, context.Cause(ctx))
-			}
+		if ok, cancelled := e.pace(ctx, r, limit, minAttempt); cancelled {
+			r.release()
+			return reject(ReasonCancelled, context.Cause(ctx))
+		} else if !ok {
+			r.release()
+			return reject(ReasonBudget, nil)
 		}
 
 		// The route may have changed while we waited.
 		r.mu.Lock()
-		disabled, until = r.disabled, r.cooldownUntil
+		disabled, until := r.disabled, r.cooldownUntil
 		r.mu.Unlock()
-		if now := time.Now(); disabled || until.After(now) || limit.Sub(now) < minAttempt {
+		if now := time.Now(); disabled || until.After(now) || limit.Sub(now) < minAttempt || (last && e.isDown(r, now)) {
 			r.release()
 			continue
 		}
-		p, bst, tr, err := r.br.allow()
+		p, bst, tr, err := r.br.allow(retry)
 		e.emitBreaker(r, tr)
 		adm.state = bst
 		if err != nil {
@@ -946,10 +1059,13 @@ func (e *Engine) admit(ctx context.Context, rs *runState, r *routeState, limit t
 			}
 			return reject(reason, nil)
 		}
-		if p.probe {
-			adm.probes = append(adm.probes, e.probe(ctx, rs, r, p, limit, last))
+		switch {
+		case p.probe && (last || retry):
+			adm.trial = true // the item's own request is the trial call
+		case p.probe:
+			adm.probes = append(adm.probes, e.probe(ctx, rs, r, p, limit))
 			r.release()
-			continue // closed: take a regular permit; open: wait or fail over
+			continue // closed: take a regular permit; open: fail over
 		}
 		adm.permit = p
 		adm.queueWait = time.Since(t0)
@@ -957,28 +1073,97 @@ func (e *Engine) admit(ctx context.Context, rs *runState, r *routeState, limit t
 	}
 }
 
+// breakerReason is why an item does not wait for a route whose breaker is
+// open or busy ("" when it waits: the last usable route, not down): the
+// route is down or its last probe failed, its breaker is open, or its
+// half-open slot is taken.
+func breakerReason(bv breakerView, last, down bool) string {
+	switch {
+	case last && down:
+		return ReasonUnresponsive
+	case last:
+		return ""
+	case bv.unresponsive && bv.state == BreakerOpen:
+		return ReasonUnresponsive
+	case bv.busy:
+		return ReasonHalfOpenBusy
+	}
+	return ReasonCircuitOpen
+}
+
+// pace waits for the route's next request start (MinInterval between
+// starts) and takes it, waking early only when a verdict makes the wait
+// pointless (the route disabled or down: the caller's re-check sees it).
+// ok is false when the start would leave less than minAttempt before
+// limit; cancelled when ctx ended.
+func (e *Engine) pace(ctx context.Context, r *routeState, limit time.Time, minAttempt time.Duration) (ok, cancelled bool) {
+	gap := r.ru.minGap
+	if gap <= 0 {
+		return true, false
+	}
+	now := time.Now()
+	r.mu.Lock()
+	at := now
+	if r.nextStart.After(at) {
+		at = r.nextStart
+	}
+	ok = limit.Sub(at) >= minAttempt
+	if ok {
+		r.nextStart = at.Add(gap)
+	}
+	r.mu.Unlock()
+	if !ok {
+		return false, false
+	}
+	for now := time.Now(); now.Before(at); now = time.Now() {
+		ws := e.waitState(r, now)
+		if ws.disabled || (ws.down && e.isDown(r, now)) {
+			break
+		}
+		if !pause(ctx, at.Sub(now), ws.sig, nil) {
+			return false, true
+		}
+	}
+	return true, false
+}
+
 type waitResult int
 
 const (
-	waitDone      waitResult = iota // the breaker changed or its open period ended: look again
+	waitDone      waitResult = iota // the breaker changed, a verdict came or its open period ended: look again
 	waitTooLong                     // it would take longer than the item may wait
+	waitDown                        // the route's outage patience ends first: it is down
 	waitCancelled                   // ctx ended
 )
 
-// waitBreaker waits, at most room, for an open breaker's open period to end
-// or for a busy half-open breaker's probe to decide.
-func waitBreaker(ctx context.Context, bv breakerView, room time.Duration) waitResult {
+// waitBreaker waits, at most room and never past the moment the route is
+// down (ws.downAt), for an open breaker's open period to end, for a busy
+// half-open breaker's trial to decide, or for a verdict on the route.
+func waitBreaker(ctx context.Context, bv breakerView, room time.Duration, ws waitState) waitResult {
+	now := time.Now()
 	d := room
+	downIn, patient := room, ws.downAt.IsZero()
+	if !patient {
+		downIn = ws.downAt.Sub(now)
+	}
 	if bv.state == BreakerOpen {
-		left := time.Until(bv.openUntil)
-		if left > room {
+		left := bv.openUntil.Sub(now)
+		switch {
+		case left > room:
 			return waitTooLong
+		case !patient && left >= downIn:
+			return waitDown // its next trial could only come after the patience ends
 		}
 		d = left
+	} else {
+		d = min(d, downIn)
 	}
 	if d <= 0 {
-		if bv.state == BreakerOpen {
+		switch {
+		case bv.state == BreakerOpen:
 			return waitDone
+		case !patient && downIn <= 0:
+			return waitDown
 		}
 		return waitTooLong
 	}
@@ -986,47 +1171,36 @@ func waitBreaker(ctx context.Context, bv breakerView, room time.Duration) waitRe
 	defer t.Stop()
 	select {
 	case <-bv.changed:
-		return waitDone
+	case <-ws.sig:
 	case <-t.C:
-		if bv.state == BreakerOpen {
-			return waitDone
-		}
-		return waitTooLong
 	case <-ctx.Done():
 		return waitCancelled
 	}
+	return waitDone
 }
 
-// probeMessage is the engine's health probe: a real, tiny request to the
+// ProbeMessage is the engine's health probe: a real, tiny request to the
 // route's model that any healthy model answers at once.
-const probeMessage = "Health check from warden: reply with the single word OK."
+const ProbeMessage = "Health check from warden: reply with the single word OK."
 
-// probe sends the engine's health probe on a half-open route under permit
-// p, with Policy.ProbeTimeout (the floor for the own model of a profile
-// route that is the last usable one), clipped to limit, and records its
-// verdict:
-// an answer (even an empty or unusable one) closes the breaker; a failure
-// or a timeout re-opens it and marks the route unresponsive. It
-// returns the probe as an Attempt of KindProbe.
-func (e *Engine) probe(ctx context.Context, rs *runState, r *routeState, p permit, limit time.Time, last bool) Attempt {
+// probe sends the engine's health probe on a half-open route with a
+// fallback, under permit p, with Policy.ProbeTimeout (the standard's 30 s:
+// "a probe that takes longer than 30s IS the alert"), clipped to limit,
+// and records its verdict: an answer (even an empty or unusable one)
+// closes the breaker; a failure or a timeout re-opens it and marks the
+// route unresponsive. It is identified as the LiteLLM standard asks: sent
+// with Route.ProbeProvider (the probe-designated key) and Route.ProbeModel
+// when set. It returns the probe as an Attempt of KindProbe. (On the last
+// usable route the trial call is the waiting item's own request instead:
+// see admit.)
+func (e *Engine) probe(ctx context.Context, rs *runState, r *routeState, p permit, limit time.Time) Attempt {
 	prov, model := r.r.ProbeProvider, cmp.Or(r.r.ProbeModel, r.r.Model)
 	if prov == nil {
 		prov = r.r.Provider
 	}
-	req := &Request{Model: model, Messages: []Message{{Role: "user", Content: probeMessage}}, MaxTokens: 16}
+	req := &Request{Model: model, Messages: []Message{{Role: "user", Content: ProbeMessage}}, MaxTokens: 16}
 	start := time.Now()
-	// A probe is short, Policy.ProbeTimeout (the plan's and the
-	// standard's 30s), with one exception: on the last usable route of a
-	// profile, a probe of the route's own slow model (no designated
-	// Route.ProbeProvider or ProbeModel) is a call on the slow path, the
-	// one every waiting item's fate hangs on, and gets the floor: cutting
-	// a healthy-but-slow backend at 30s would fail them all (the
-	// early-abandon pattern the standard forbids). With a fallback the
-	// probing item fails over afterwards, so the probe stays short.
 	timeout := e.policy.ProbeTimeout
-	if last && r.ru.floor > 0 && r.r.ProbeProvider == nil && r.r.ProbeModel == "" {
-		timeout = max(timeout, r.ru.floor)
-	}
 	d := min(timeout, limit.Sub(start))
 	a := Attempt{
 		Route: r.r.Name, Model: model, Kind: KindProbe, Start: start.Sub(rs.start),
@@ -1077,6 +1251,7 @@ func (e *Engine) probe(ctx context.Context, rs *runState, r *routeState, p permi
 		rs.charge(r.r.Cost(a.Usage), a.Usage.PromptTokens+a.Usage.CompletionTokens)
 	}
 	e.emitBreaker(r, r.br.done(p, v))
+	r.observe(start, v, a.Class, false, false)
 	r.finish(a, false)
 	r.count(func(s *RouteStats) { s.Probes++ })
 	e.log.Debug("probe", "route", r.r.Name, "model", model, "class", a.Class.String(), "duration", a.Duration, "verdict", v.String())
@@ -1091,6 +1266,7 @@ func (e *Engine) send(itemCtx context.Context, r *routeState, req *Request, dead
 	defer cancel()
 	r.mu.Lock()
 	r.inflight++
+	r.unjudged++ // until observe has this call's verdict
 	r.stats.MaxInFlight = max(r.stats.MaxInFlight, r.inflight)
 	r.mu.Unlock()
 	defer func() {
@@ -1154,6 +1330,7 @@ func (e *Engine) disable(r *routeState, c Class, err error) {
 	first := !r.disabled
 	if first {
 		r.disabled, r.disabledClass, r.disabledErr = true, c, err
+		r.signal() // every wait on the route is pointless now
 	}
 	r.mu.Unlock()
 	if first {
@@ -1203,14 +1380,14 @@ func (e *Engine) emit(ev RouteEvent) {
 
 // retryable reports the classes retried on the same route: transient
 // failures, and a 408 the server sent (it answered, so the route request's
-// deadline is not spent; our own timeouts are never retried).
+// deadline is not spent). Our own timeouts are retried by retryDecision's
+// own rule (a whole new deadline must fit the item's budget).
 func retryable(c Class, err error) bool {
 	switch c {
 	case ClassRateLimited, ClassOverloaded, ClassServerError, ClassConnection, ClassBadResponse:
 		return true
 	case ClassTimeout:
-		var pe *ProviderError
-		return errors.As(err, &pe) && pe.Status == http.StatusRequestTimeout
+		return serverTimeout(err)
 	}
 	return false
 }
@@ -1226,7 +1403,10 @@ func failsOver(c Class) bool {
 }
 
 // verdictOf is what an attempt's class says about the route's health.
-// Cancellations, client errors, rate limits and bad answers say nothing; a
+// Cancellations, client errors and rate limits say nothing; every unusable
+// answer (prose, a schema violation, empty or cut content) is a failure of
+// the route like a 5xx (seed 004: breakers "on rolling error rates" per
+// route; an answer the review cannot use is an error of that route); a
 // timeout counts unless our budget clipped the attempt to less than half
 // its base deadline (clipped); a streaming watchdog always counts; a 408
 // the server sent is a failure (it answered), not a timeout.
@@ -1237,13 +1417,10 @@ func verdictOf(c Class, err error, clipped bool) verdict {
 	case ClassOverloaded, ClassServerError, ClassConnection:
 		return verdictFailure
 	case ClassBadResponse:
-		if errors.Is(err, ErrEmptyResponse) {
-			return verdictFailure
-		}
+		return verdictUnusable
 	case ClassTimeout:
-		var pe *ProviderError
 		switch {
-		case errors.As(err, &pe):
+		case serverTimeout(err):
 			return verdictFailure // a 408 the server sent: it answered
 		case errors.Is(err, ErrFirstTokenTimeout), errors.Is(err, ErrIdleTimeout):
 			return verdictTimeout
@@ -1272,67 +1449,82 @@ func retryAfter(err error, now time.Time) (time.Duration, bool) {
 
 // StreamTimeouts returns the watchdogs the engine gives a request on a
 // streaming route whose attempt has the given deadline: the route's
-// FirstTokenTimeout and IdleTimeout when set, else
+// FirstTokenTimeout (opt-in: zero is none) and IdleTimeout (zero: 30s
+// between data events), each at most the attempt's deadline.
 //
-//	first token = clamp(9s + 0.2s per 1,000 prompt tokens, 10s, 60s),
-//	              with prompt tokens estimated as bodyChars/4
-//	              (REFERENCE A3b: clamp(3·3s + 0.2s·k, 10s, 60s));
-//	idle        = 30s between data events.
-//
-// Both are at most the attempt's deadline. Time to first token is measured
-// by the Provider from sending, after admission (not from queueing).
+// There is no default first-token deadline: seed 003 measured an average
+// time to first token of 25.4 s on a healthy backend (a tail to ~300 s
+// under load) and seed 004 gives a provider request 2 minutes, so any
+// default shorter than the attempt's deadline would abandon calls the
+// seeds call healthy. A route that wants one sets first_token_timeout; a
+// profile's floor binds it (streamTimeouts). Time to first token is
+// measured by the Provider from sending, after admission (not from
+// queueing). bodyChars is kept for the callers' signature: the rule no
+// longer reads it.
 func StreamTimeouts(r Route, bodyChars int, deadline time.Duration) (firstToken, idle time.Duration) {
+	_ = bodyChars
 	firstToken = r.FirstTokenTimeout
-	if firstToken == 0 {
-		firstToken = 9*time.Second + time.Duration(bodyChars)*50*time.Microsecond
-		firstToken = min(max(firstToken, 10*time.Second), 60*time.Second)
+	if firstToken > 0 {
+		firstToken = min(firstToken, deadline)
 	}
 	idle = r.IdleTimeout
 	if idle == 0 {
-		idle = 30 * time.Second
+		idle = DefaultIdleTimeout
 	}
-	return min(firstToken, deadline), min(idle, deadline)
+	return firstToken, min(idle, deadline)
 }
+
+// DefaultIdleTimeout is the idle watchdog of a streaming route without
+// IdleTimeout: the longest silence between two data events of a stream
+// that has started (keep-alive comments are not data).
+const DefaultIdleTimeout = 30 * time.Second
 
 // streamTimeouts is StreamTimeouts on route r under the engine's policy:
 // on a profile route no watchdog is below the profile's floor (a
-// watchdog is a client timeout too).
+// watchdog is a client timeout too); an unset first-token watchdog stays
+// unset.
 func (e *Engine) streamTimeouts(r Route, bodyChars int, deadline time.Duration) (firstToken, idle time.Duration) {
 	firstToken, idle = StreamTimeouts(r, bodyChars, deadline)
 	if floor := rulesFor(r, e.policy).floor; floor > 0 {
-		firstToken, idle = max(firstToken, min(floor, deadline)), max(idle, min(floor, deadline))
+		if firstToken > 0 {
+			firstToken = max(firstToken, min(floor, deadline))
+		}
+		idle = max(idle, min(floor, deadline))
 	}
 	return firstToken, idle
 }
 
-// sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+// acquireResult is how a wait for a bulkhead slot ended.
+type acquireResult int
 
-// acquire takes a token of sem within d, or gives up.
-func acquire(ctx context.Context, sem chan struct{}, d time.Duration) bool {
+const (
+	acquired         acquireResult = iota
+	acquireTimedOut                // no slot within the wait
+	acquireWoken                   // a verdict on the route: look again
+	acquireCancelled               // ctx ended
+)
+
+// acquire takes a token of sem, waiting at most d, or until a verdict on
+// the route (sig) or ctx ends the wait.
+func acquire(ctx context.Context, sem chan struct{}, d time.Duration, sig <-chan struct{}) acquireResult {
+	select {
+	case sem <- struct{}{}:
+		return acquired
+	default:
+	}
 	if d <= 0 {
-		return false
+		return acquireTimedOut
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case sem <- struct{}{}:
-		return true
+		return acquired
 	case <-t.C:
-		return false
+		return acquireTimedOut
+	case <-sig:
+		return acquireWoken
 	case <-ctx.Done():
-		return false
+		return acquireCancelled
 	}
 }

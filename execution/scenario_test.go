@@ -3,6 +3,8 @@ package execution_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -174,4 +176,45 @@ func TestScenarioHerdCutsConcurrencyOnce(t *testing.T) {
 			t.Errorf("cuts %d to %d, want one cut to 2 for the four 429s", stats[0].ConcurrencyCuts, stats[0].MinConcurrency)
 		}
 	})
+}
+
+// The scenario runner reads its figures only once the fake servers have
+// settled: the calls the review budget cuts at its very end are recorded by
+// their handlers after Run returns, so a runner that measured at once would
+// count 0 or 8 abandoned calls by chance (issue 22) and a scenario could
+// assert "nothing abandoned" while calls were. Repeated, since the race is
+// one of goroutine order.
+func TestScenarioRunnerSettles(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "cut-at-the-end.toml")
+	body := `description = "8 calls that would answer at 100 s, cut by a 2-minute review budget (90 s of work)"
+[[items]]
+count = 8
+chars = 1500
+[review]
+budget = "2m"
+[[routes]]
+name = "slow"
+[[routes.faults]]
+delay = "100s"
+[expect]
+max_abandoned = 8
+[naive]
+min_reviewed = 1.0
+`
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := loadScenario(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		synctest.Test(t, func(t *testing.T) {
+			f := runScenario(t, sc)
+			if len(f.abandoned) != 8 {
+				t.Errorf("abandoned calls %v, want the 8 the budget cut (each would have answered at 100 s)", f.abandoned)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package execution_test
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -162,8 +163,20 @@ func configOf(sc *scenario.File) (*config.File, error) {
 	return cfg, nil
 }
 
+// contractAnswer is a healthy answer's text: the output contract of a
+// review with no findings.
+const contractAnswer = `{"findings":[]}`
+
+// acceptContract is the items' check of an answer: the review's own parser
+// of the output contract (review.ParseAnswer), so a route whose model
+// answers prose (a fault's content) fails as it would in a review.
+func acceptContract(resp *execution.Response) error {
+	_, err := review.ParseAnswer(resp.Content)
+	return err
+}
+
 // items builds the file's items: a system message and a user message of
-// the group's size.
+// the group's size, whose answers must follow the output contract.
 func (sc *scenarioFile) items() []execution.Item {
 	var out []execution.Item
 	maxTokens := sc.cfg.Setup().MaxTokens
@@ -180,7 +193,7 @@ func (sc *scenarioFile) items() []execution.Item {
 					{Role: "user", Content: head + body},
 				},
 				MaxTokens: maxTokens,
-			}})
+			}, Accept: acceptContract})
 		}
 	}
 	return out
@@ -193,17 +206,59 @@ func (sc *scenarioFile) world(t testing.TB) (*world, execution.Policy) {
 	specs := make([]routeSpec, len(sc.Routes))
 	servers := make([]*server, len(sc.Routes)) // filled below, read only while a call is served
 	for i, r := range sc.Routes {
-		specs[i] = routeSpec{name: r.Name, script: r.Script(time.Duration(sc.Start), func() int { return servers[i].inFlight() })}
+		script := r.Script(time.Duration(sc.Start), func() int { return servers[i].inFlight() })
+		specs[i] = routeSpec{name: r.Name, script: func(n int, at time.Duration) reply {
+			rp := script(n, at)
+			if rp.Content == "" {
+				rp.Content = contractAnswer // a healthy answer follows the output contract
+			}
+			return rp
+		}}
 	}
 	w := newWorld(t, specs)
 	copy(servers, w.servers)
 	p := sc.policy()
-	for i := range sc.Routes {
+	for i, r := range sc.Routes {
 		rt := sc.cfg.Routes[i].EngineRoute() // every key of the route as warden.toml gives it
 		rt.Provider = w.routes[i].Provider
+		if r.ProbeAPIKeyEnv != "" { // the probe-designated key, as config wires it
+			rt.ProbeProvider = w.servers[i].provider(t, probeKey(r.Name))
+		}
 		w.routes[i] = rt
 	}
 	return w, p
+}
+
+// probeKey is the probe-designated key of a route that names
+// probe_api_key_env.
+func probeKey(route string) string { return "sk-probe-" + route }
+
+// probeIdentities checks who every call said it was: the engine's health
+// probes carry the route's probe key (when it names probe_api_key_env) and
+// its probe model (probe_model, else its model), the standard's identified
+// probes; every other call the route's own key and model.
+func (sc *scenarioFile) probeIdentities(w *world) []string {
+	var bad []string
+	for i, r := range sc.Routes {
+		rt := w.routes[i]
+		for n, c := range w.servers[i].identities() {
+			key, model := routeKey, rt.Model
+			if c.probe {
+				model = cmp.Or(rt.ProbeModel, rt.Model)
+				if r.ProbeAPIKeyEnv != "" {
+					key = probeKey(r.Name)
+				}
+			}
+			if c.auth != "Bearer "+key || c.model != model {
+				what := "call"
+				if c.probe {
+					what = "probe"
+				}
+				bad = append(bad, fmt.Sprintf("route %s %s %d: model %q with key %q, want %q with %q", r.Name, what, n, c.model, strings.TrimPrefix(c.auth, "Bearer "), model, key))
+			}
+		}
+	}
+	return bad
 }
 
 // figures are what a run of a scenario measured, for either policy.
@@ -217,6 +272,7 @@ type figures struct {
 	routeCalls      map[string]int // requests each route's server saw
 	opens           map[string]int // breaker openings (warden only)
 	beforeOpen      map[string]int // requests sent before the first opening (warden only)
+	classes         map[string]int // failed items by class (warden only)
 	abandoned       []time.Duration
 }
 
@@ -269,7 +325,14 @@ func runScenario(t *testing.T, sc *scenarioFile) *figures {
 	}
 	its := sc.items()
 	results := e.Run(t.Context(), its, nil)
-	f := &figures{wall: time.Since(w.origin), items: len(its), opens: map[string]int{}, beforeOpen: map[string]int{}}
+	f := &figures{wall: time.Since(w.origin), items: len(its), opens: map[string]int{}, beforeOpen: map[string]int{}, classes: map[string]int{}}
+	// Let the fake servers settle before reading them: the calls the end
+	// of the review cut are recorded by their handlers, which run after
+	// Run has returned (issue 22: "abandoned" was 0 or 8 by chance).
+	synctest.Wait()
+	for _, msg := range sc.probeIdentities(w) {
+		t.Errorf("%s: %s", sc.name, msg)
+	}
 	// What holds in every scenario: no call inside a cool-down or after
 	// the route was disabled, none while its breaker was open (but the
 	// one probe), one result per item.
@@ -289,6 +352,7 @@ func runScenario(t *testing.T, sc *scenarioFile) *figures {
 			f.reviewed++
 		case execution.StatusFailed:
 			f.failed++
+			f.classes[r.Class.String()]++
 		}
 	}
 	firstOpen := map[string]time.Duration{}
@@ -339,6 +403,13 @@ func checkBounds(b *scenario.Bounds, f *figures, warden bool) []string {
 	}
 	if b.MaxItemWall > 0 && f.maxItem > time.Duration(b.MaxItemWall) {
 		fail("longest item %v, want ≤ %v", f.maxItem, time.Duration(b.MaxItemWall))
+	}
+	if want := b.FailedClass; want != "" && warden {
+		for c, n := range f.classes {
+			if c != want {
+				fail("%d failed items ended %s, want every failed item to end %s", n, c, want)
+			}
+		}
 	}
 	if b.MaxAbandoned != nil {
 		n := 0

@@ -17,10 +17,10 @@ func TestStatsHealth(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		t0 := time.Now()
-		// r0: items 0 and 1 answer (TTFT 1s, 3s); then 503s. Item 2 is
-		// retried and fails over; item 3's 503 opens the breaker (3 of 5
-		// calls failed), so its retry is rejected and fails over too. r1
-		// answers with TTFT 2s.
+		// r0: items 0 and 1 answer (TTFT 1s, 3s); then 503s. Items 2 and
+		// 3 are retried and fail over: 4 failures among 6 outcomes are not
+		// yet a rate (MinCalls 10, issue 22), so the breaker stays closed.
+		// r1 answers with TTFT 2s.
 		f0 := newFake("r0", t0, func(n int) step {
 			switch n {
 			case 0:
@@ -42,8 +42,8 @@ func TestStatsHealth(t *testing.T) {
 			}
 		}
 		want := []RouteStats{
-			{Name: "r0", Model: "model-r0", Calls: 5, OK: 2, Failed: 3, Retries: 1, Rejected: 1,
-				CircuitOpens: 1, Breaker: BreakerOpen, P50: sec, P95: 4 * sec, Max: 4 * sec, TTFTP50: sec, TTFTP95: 3 * sec, FailoversOut: 2,
+			{Name: "r0", Model: "model-r0", Calls: 6, OK: 2, Failed: 4, Retries: 2,
+				Breaker: BreakerClosed, P50: sec, P95: 4 * sec, Max: 4 * sec, TTFTP50: sec, TTFTP95: 3 * sec, FailoversOut: 2,
 				Usage: Usage{PromptTokens: 20, CompletionTokens: 10}},
 			{Name: "r1", Model: "model-r1", Calls: 2, OK: 2,
 				P50: 3 * sec, P95: 3 * sec, Max: 3 * sec, TTFTP50: 2 * sec, TTFTP95: 2 * sec, FailoversIn: 2,

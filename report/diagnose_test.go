@@ -38,7 +38,7 @@ type diagRoute struct {
 	timeout     time.Duration     // the base request timeout; 0: the policy's
 	answers     map[string]answer // by file
 	first       map[string]answer // the first answer for a file, when it differs
-	fallback    *answer           // for a file answers does not name
+	rest        *answer           // the answer to a request about no file (the engine's health probe); nil: a good one
 }
 
 // diagFiles are the files every case reviews, one hunk each.
@@ -92,9 +92,9 @@ func runDiagCase(t *testing.T, routes []diagRoute, serial bool, keyEnv string, f
 		var engRoutes []execution.Route
 		for _, dr := range routes {
 			h := &fakeopenai.Script{ByFile: dr.answers, First: dr.first}
-			if dr.fallback != nil {
-				a := *dr.fallback
-				h.Default = func(fakeopenai.Request) answer { return a }
+			if dr.rest != nil {
+				rest := *dr.rest
+				h.Default = func(fakeopenai.Request) answer { return rest }
 			}
 			base := "https://" + dr.name + ".example.com/v1"
 			p, err := openai.New(openai.Config{BaseURL: base, APIKey: "sk-test", HTTPClient: &http.Client{Transport: fakeopenai.Transport{Handler: h}}})
@@ -149,7 +149,7 @@ func TestDiagnosisSummaries(t *testing.T) {
 			// Every call of a 40-item review answers 500: the breaker
 			// stops the rest. The headline says what the provider did.
 			name:   "server_errors",
-			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", answers: map[string]answer{}, fallback: &answer{Status: http.StatusInternalServerError}}},
+			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", answers: map[string]answer{}, rest: &answer{Status: http.StatusInternalServerError}}},
 			files:  forty,
 			serial: true,
 			want:   []review.DiagnosisKind{review.DiagnosisServerErrors},
@@ -171,19 +171,24 @@ func TestDiagnosisSummaries(t *testing.T) {
 			want: []review.DiagnosisKind{review.DiagnosisIntermittent},
 		},
 		{
-			// The only route never answers.
+			// The only route never answers. One item at a time: which of
+			// the items waiting for the route gets its one trial call would
+			// otherwise depend on goroutines that act at the same instant.
 			name:   "backend_stalled",
 			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", answers: every(answer{Hang: true})}},
+			serial: true,
 			want:   []review.DiagnosisKind{review.DiagnosisStalled},
 		},
 		{
-			// Both routes hang at once: every item times out on each.
+			// Both routes hang at once: every item times out on each (one
+			// item at a time, as backend_stalled).
 			name: "provider_wide",
 			routes: []diagRoute{
-				{name: "primary", model: "moonshotai/kimi-k2", answers: every(answer{Hang: true})},
-				{name: "fallback", model: "openai/gpt-4.1-mini", answers: every(answer{Hang: true})},
+				{name: "primary", model: "moonshotai/kimi-k2", answers: every(answer{Hang: true}), rest: &answer{Hang: true}},
+				{name: "fallback", model: "openai/gpt-4.1-mini", answers: every(answer{Hang: true}), rest: &answer{Hang: true}},
 			},
-			want: []review.DiagnosisKind{review.DiagnosisProviderWide, review.DiagnosisStalled, review.DiagnosisStalled},
+			serial: true,
+			want:   []review.DiagnosisKind{review.DiagnosisProviderWide, review.DiagnosisStalled, review.DiagnosisStalled},
 		},
 		{
 			// The key is refused: the route is disabled after the first 401.

@@ -92,10 +92,46 @@ func TestRunModelIgnoresOutputContract(t *testing.T) {
 	if d == nil {
 		t.Fatalf("Run(prose model) diagnoses = %+v, want output_contract", r.Diagnoses)
 	}
-	want := `primary: model ignores the output contract: it answered, but not with the JSON findings object the prompt asks for (6 answers for 3 items; it said: "` + wantExcerpt + `")`
-	if d.Message != want || d.Excerpt != wantExcerpt || d.Calls != 6 {
-		t.Errorf("output_contract diagnosis = %+v\nwant message %q, 6 calls", d, want)
+	// Unusable answers count on the route's breaker (issue 22): three
+	// with no accepted one open it, its one trial (an item's retry)
+	// answers prose too, and the route is down: 4 calls, not 6.
+	want := `primary: model ignores the output contract: it answered, but not with the JSON findings object the prompt asks for (4 answers for 3 items; it said: "` + wantExcerpt + `")`
+	if d.Message != want || d.Excerpt != wantExcerpt || d.Calls != 4 {
+		t.Errorf("output_contract diagnosis = %+v\nwant message %q, 4 calls", d, want)
 	}
+}
+
+// A server that answers 200 with its JSON body cut in half answered: the
+// items fail bad_response and the diagnosis names a bad answer, never
+// "cannot connect" (issue 22: the user was sent to check the URL of a
+// server that answered every call).
+func TestRunTruncatedAnswer(t *testing.T) {
+	t.Parallel()
+	cut := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		fakeopenai.Serve(w, r.Context(), fakeopenai.Answer{Mode: "truncate"}, fakeopenai.Wire{Model: "chatty", Content: `{"findings":[]}`,
+			PromptTokens: 4000, CompletionTokens: 40})
+	})
+	r := runOver(t, cut, 6)
+	if r.Outcome != OutcomeProviderUnavailable {
+		t.Errorf("Run(cut answers) outcome = %s, want provider-unavailable", r.Outcome)
+	}
+	for _, it := range r.Items {
+		if it.Status != StatusFailed || it.Reason != "bad_response" {
+			t.Errorf("item %s = %s/%s (%s), want failed/bad_response", it.Path, it.Status, it.Reason, it.Class)
+		}
+	}
+	if d := diagnosis(r, DiagnosisUnreachable); d != nil {
+		t.Errorf("Run(cut answers) diagnosed %q: the server answered every call", d.Message)
+	}
+	d := diagnosis(r, DiagnosisBadAnswer)
+	if d == nil {
+		t.Fatalf("Run(cut answers) diagnoses = %+v, want bad_answer", r.Diagnoses)
+	}
+	if !strings.HasPrefix(d.Message, "primary: bad answers, not a connection problem: ") || !strings.Contains(d.Message, "(answer cut short)") {
+		t.Errorf("bad_answer diagnosis = %q", d.Message)
+	}
+	t.Logf("diagnosis: %s", d.Message)
 }
 
 // A review whose every call answers 500 says so, and each item's reason
@@ -113,10 +149,13 @@ func TestRunEveryCallServerError(t *testing.T) {
 			t.Errorf("item %s status %s, want failed", it.Path, it.Status)
 		}
 	}
-	// The breaker stops the rest: at once (circuit_open) or after its
-	// re-admission probe failed (probe_failed), never with a bare "rejected".
-	if reasons["circuit_open/"]+reasons["probe_failed/"] == 0 || reasons["rejected/"] > 0 || reasons["circuit_open/rejected"] > 0 || reasons["server_error/"]+reasons["circuit_open/server_error"]+reasons["probe_failed/server_error"]+reasons["retry_budget/server_error"] == 0 {
-		t.Errorf("Run(all 500) item reasons/classes = %v, want circuit_open (no call sent) and server_error items", reasons)
+	// The breaker stops the rest: at once (circuit_open) or once the
+	// route is given up (probe_failed: its trials failed for the outage
+	// patience, issue 22, the items keeping the outage's class), never with
+	// a bare "rejected".
+	stopped := reasons["circuit_open/"] + reasons["probe_failed/"] + reasons["circuit_open/server_error"] + reasons["probe_failed/server_error"]
+	if stopped == 0 || reasons["rejected/"] > 0 || reasons["circuit_open/rejected"] > 0 || reasons["server_error/"]+reasons["circuit_open/server_error"]+reasons["probe_failed/server_error"]+reasons["retry_budget/server_error"] == 0 {
+		t.Errorf("Run(all 500) item reasons/classes = %v, want items the breaker stopped and server_error items", reasons)
 	}
 	d := diagnosis(r, DiagnosisServerErrors)
 	if d == nil {

@@ -29,6 +29,12 @@ const (
 	// findings object the prompt asks for (prose, another shape): the
 	// route works, the model does not follow the output contract.
 	DiagnosisOutputContract DiagnosisKind = "output_contract"
+	// DiagnosisBadAnswer: the route answered, but answers could not be
+	// used for another reason than the output contract: a 200 whose body
+	// was cut short or is not JSON, an empty answer, one cut off at
+	// max_tokens (issue 22: not "cannot connect" to a server that
+	// answered).
+	DiagnosisBadAnswer DiagnosisKind = "bad_answer"
 	// DiagnosisServerErrors: calls answered 5xx (500, 502, 503, 504, 529).
 	DiagnosisServerErrors DiagnosisKind = "server_errors"
 	// DiagnosisUnreachable: calls could not connect (refused, reset, DNS).
@@ -75,6 +81,8 @@ type routeEvidence struct {
 	// Of the items whose last call was on the route:
 	notContract int            // failed because the answer was not the output contract
 	excerpt     string         // the first such item's Answer
+	badAnswer   int            // failed because the answer was unusable otherwise (cut short, empty, ...)
+	badProblem  string         // the first such item's AnswerProblem
 	stopped     map[string]int // failed items by the stop reason that ended them (circuit_open, ...)
 	failed      map[string]int // failed items by the class of their last call
 }
@@ -104,6 +112,10 @@ type timedOut struct {
 //     with the JSON findings object (Item.AnswerProblem is
 //     ProblemNotContract): "model ignores the output contract", with an
 //     excerpt of what it said.
+//   - bad_answer: items failed bad_response for another problem (a 200
+//     whose body was cut short or is not JSON, an empty answer, one cut
+//     off at max_tokens): "bad answers, not a connection problem", with
+//     the first item's problem.
 //   - server_errors: calls of class server_error or overloaded (5xx):
 //     "server failing" when none succeeded, else "server errors" when an
 //     item failed on it (a 500 that a retry cured is no diagnosis), with
@@ -151,18 +163,7 @@ func Diagnose(r *Report) []Diagnosis {
 	}
 	for i, it := range r.Items {
 		if it.Status == StatusFailed && it.Route != "" {
-			switch {
-			case it.AnswerProblem == ProblemNotContract:
-				e := evidence(it.Route)
-				e.notContract++
-				if e.excerpt == "" {
-					e.excerpt = it.Answer
-				}
-			case slices.Contains(stopReasons, it.Reason):
-				evidence(it.Route).stopped[it.Reason]++
-			default:
-				evidence(it.Route).failed[it.Reason]++
-			}
+			evidence(it.Route).failedItem(it)
 		}
 		if req := it.Request; req > 0 {
 			if seen[req] {
@@ -201,6 +202,28 @@ func Diagnose(r *Report) []Diagnosis {
 		}
 	}
 	return out
+}
+
+// failedItem notes what a failed item whose last call was on the route
+// says: an answer that was not the output contract, another unusable
+// answer, what stopped it, or its class.
+func (e *routeEvidence) failedItem(it Item) {
+	switch {
+	case it.AnswerProblem == ProblemNotContract:
+		e.notContract++
+		if e.excerpt == "" {
+			e.excerpt = it.Answer
+		}
+	case it.AnswerProblem != "" && it.Reason == execution.ClassBadResponse.String():
+		e.badAnswer++
+		if e.badProblem == "" {
+			e.badProblem = it.AnswerProblem
+		}
+	case slices.Contains(stopReasons, it.Reason):
+		e.stopped[it.Reason]++
+	default:
+		e.failed[it.Reason]++
+	}
 }
 
 // providerWide finds timed-out calls on different routes at once.
@@ -281,6 +304,11 @@ func (e *routeEvidence) setupDiagnoses(r *Report) []Diagnosis {
 		}
 		add(DiagnosisModelNotFound, n, "model name not served by this route%s: %s answered model not found",
 			model, Counted(n, "call", "calls"))
+	}
+	if n := e.badAnswer; n > 0 {
+		calls := e.classes["bad_response"]
+		add(DiagnosisBadAnswer, calls, "bad answers, not a connection problem: %d of %s answered but could not be used (%s) for %s",
+			calls, Counted(e.calls, "call", "calls"), e.badProblem, Counted(n, "item", "items"))
 	}
 	if n := e.notContract; n > 0 {
 		said := ""

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -93,6 +94,10 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 			}
 			if res.Class == execution.ClassBadResponse {
 				it.Answer, it.AnswerProblem = notes[g].text, notes[g].problem
+				var bad *execution.BadResponseError
+				if it.AnswerProblem == "" && errors.As(res.Err, &bad) {
+					it.AnswerProblem = bad.Reason // no answer to note: cut short, not JSON, empty
+				}
 			}
 		default:
 			it.Status, it.Reason = StatusSkipped, res.Reason

@@ -97,6 +97,7 @@ type Retry struct {
 	MaxRetryAfter    Span     `toml:"max_retry_after"`
 	BudgetRatio      *float64 `toml:"budget_ratio"`
 	MaxPerItem       *int     `toml:"max_per_item"`
+	OutagePatience   Span     `toml:"outage_patience"`
 }
 
 // Route is warden.toml's [[routes]] plus the route's fault schedule.
@@ -148,7 +149,8 @@ type Fault struct {
 	Headers      map[string]string `toml:"headers"`   // e.g. Retry-After
 	Hang         bool              `toml:"hang"`      // never answer (no headers)
 	Keepalive    Span              `toml:"keepalive"` // streaming hang: a keep-alive comment every keepalive
-	Mode         string            `toml:"mode"`      // "stall", "trickle", "empty", "tokens", "stream_error"
+	Mode         string            `toml:"mode"`      // "stall", "trickle", "empty", "tokens", "stream_error", "truncate"
+	Content      string            `toml:"content"`   // a good answer's text (e.g. prose that ignores the output contract); "": the runner's
 	Every        Span              `toml:"every"`     // the mode's interval
 	Count        int               `toml:"count"`     // "tokens": how many
 }
@@ -189,6 +191,7 @@ type Bounds struct {
 	MaxItemWall     Span                   `toml:"max_item_wall"`      // the longest item
 	MaxAbandoned    *int                   `toml:"max_abandoned"`      // calls cut by the client that would have completed within abandoned_within
 	AbandonedWithin Span                   `toml:"abandoned_within"`   // 0: whenever
+	FailedClass     string                 `toml:"failed_class"`       // the class every failed item ends with (timeout, bad_response, ...)
 	Routes          map[string]RouteBounds `toml:"route"`
 }
 
@@ -256,7 +259,7 @@ func Load(path string) (*File, error) {
 				return nil, bad("route %q fault %d: latency needs p and values of the same length ≥ 2, p rising from 0 to 1", r.Name, i+1)
 			}
 			switch f.Mode {
-			case "", "stall", "trickle", "empty", "tokens", "stream_error":
+			case "", "stall", "trickle", "empty", "tokens", "stream_error", "truncate":
 			default:
 				return nil, bad("route %q fault %d: unknown mode %q", r.Name, i+1, f.Mode)
 			}

@@ -43,6 +43,7 @@ func (r Route) Script(start time.Duration, inFlight func() int) func(n int, at t
 		rp := fakeopenai.Answer{
 			Delay: time.Duration(f.Delay), Hang: f.Hang, Keepalive: time.Duration(f.Keepalive), Status: f.Status, Header: f.Headers,
 			Code: f.Code, Mode: f.Mode, Every: time.Duration(f.Every), Count: f.Count, StreamError: f.Mode == "stream_error",
+			Content: f.Content,
 		}
 		if f.Latency != nil {
 			rp.Delay = f.Latency.Sample(Unit(f.Latency.Seed, n))

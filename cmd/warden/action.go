@@ -9,7 +9,6 @@ import (
 	"github.com/org/warden/action"
 	"github.com/org/warden/cli"
 	"github.com/org/warden/config"
-	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
@@ -92,8 +91,9 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			return &action.Job{
 				Thresholds: job.Thresholds,
 				Run: func(ctx context.Context) *review.Report {
-					prog := report.NewProgress(e.stderr, isTerminal(e.stderr), len(job.Plan.Items))
+					prog := e.progress(false, len(job.Plan.Items))
 					defer prog.Finish()
+					defer prog.Watch(job.Engine.Activity)()
 					return job.Run(ctx, prog.Update)
 				},
 				Sinks: []review.Publisher{tel},

@@ -171,7 +171,9 @@ func sampleDiff(t *testing.T, dir string) string {
 // waits themselves are tested on virtual time in execution/).
 func noWaiting(t *testing.T, dir string) {
 	t.Helper()
-	cfg := "[retry]\nbackoff = \"1ms\"\nrate_limit_backoff = \"1ms\"\n"
+	// No wait is worth real time in a test: retries after 1 ms, and a route
+	// that stops answering is given up after 1 s (the outage patience).
+	cfg := "[retry]\nbackoff = \"1ms\"\nrate_limit_backoff = \"1ms\"\noutage_patience = \"1s\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "warden.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -270,14 +272,18 @@ func TestReviewDiffAgainstLoopbackModel(t *testing.T) {
 	if strings.Contains(res.stdout+res.stderr, key) {
 		t.Errorf("the API key appears in warden's output")
 	}
-	if want := fmt.Sprintf("%d/%d items done", r.Summary.Planned, r.Summary.Planned); !strings.Contains(res.stderr, want) {
-		t.Errorf("stderr has no progress line %q:\n%s", want, res.stderr)
+	// Standard error is not a terminal here: no progress without -v.
+	if strings.Contains(res.stderr, "items done") {
+		t.Errorf("progress on a standard error that is not a terminal, without -v:\n%s", res.stderr)
 	}
 
-	// The same review with a higher threshold passes.
-	res = runWarden(t, dir, model.env(key), "", "review", "--diff", diff, "--format", "json", "--skill", "code-review", "--fail-on", "critical")
+	// The same review with a higher threshold passes; -v shows the progress.
+	res = runWarden(t, dir, model.env(key), "", "review", "-v", "--diff", diff, "--format", "json", "--skill", "code-review", "--fail-on", "critical")
 	if res.code != exitOK {
 		t.Errorf("exit with --fail-on critical = %d, want 0; stderr:\n%s", res.code, res.stderr)
+	}
+	if want := fmt.Sprintf("%d/%d items done", r.Summary.Planned, r.Summary.Planned); !strings.Contains(res.stderr, want) {
+		t.Errorf("stderr under -v has no progress line %q:\n%s", want, res.stderr)
 	}
 }
 
@@ -345,8 +351,9 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	const key = "sk-live-DO-NOT-PRINT-7f3a9c"
 	// A one-item review per status and format: its calls stay under the
 	// breaker's minimum, so no cool-down is waited out on the clock. The
-	// breaker's own path (open, a probe, probe_failed) is one review more,
-	// of the whole sample.
+	// breaker's own path (open, its trial calls, the route given up after
+	// the outage patience: probe_failed) is one review more, of the whole
+	// sample.
 	oneItem := []string{"--diff", "session_test.diff", "--skill", "code-review"}
 	cases := map[string][]string{"500/breaker/json": {"--diff", "sample.diff", "--format", "json"}}
 	for _, status := range []int{0, http.StatusUnauthorized, http.StatusInternalServerError, http.StatusTooManyRequests} {
@@ -382,8 +389,8 @@ func TestSecretsNeverPrinted(t *testing.T) {
 			if model.calls() == 0 {
 				t.Error("the model was never called, so nothing was tested")
 			}
-			if strings.Contains(name, "breaker") && !strings.Contains(res.stderr, "kind=probe") {
-				t.Errorf("the breaker did not open and probe:\n%s", res.stderr)
+			if strings.Contains(name, "breaker") && (!strings.Contains(res.stderr, "to=open") || !strings.Contains(res.stderr, "reason=probe_failed")) {
+				t.Errorf("the breaker did not open and give the route up:\n%s", res.stderr)
 			}
 		})
 	}

@@ -40,8 +40,10 @@ func runReview(ctx context.Context, e *env, o *cli.Review) (int, error) {
 		if err != nil {
 			return exitUsage, err
 		}
-		prog := report.NewProgress(e.stderr, isTerminal(e.stderr), len(job.Plan.Items))
+		prog := e.progress(o.Verbose, len(job.Plan.Items))
+		stop := prog.Watch(job.Engine.Activity)
 		rep = job.Run(ctx, prog.Update)
+		stop()
 		prog.Finish()
 		defer tel.Publish(ctx, rep) // after the report is written, also on an interrupt
 	}
@@ -97,6 +99,11 @@ func writeOutput(e *env, output string, render func(io.Writer) error) error {
 		return usagef("--output %s: %v", output, unwrapPathError(err))
 	}
 	return nil
+}
+
+// progress shows a review's progress on standard error.
+func (e *env) progress(verbose bool, total int) *report.Progress {
+	return report.NewProgress(e.stderr, report.ProgressModeFor(isTerminal(e.stderr), verbose, e.getenv("GITHUB_ACTIONS") == "true"), total)
 }
 
 func isTerminal(w io.Writer) bool {

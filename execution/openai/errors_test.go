@@ -267,6 +267,8 @@ func TestCompleteTransportErrors(t *testing.T) {
 				conn.Close()
 			}
 		}, execution.ClassConnection},
+		// Issue 22: a 200 whose body is cut short is a bad answer of the
+		// route, not "cannot connect" to a server that answered.
 		{"body cut short", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", "1000")
 			w.WriteHeader(200)
@@ -275,7 +277,12 @@ func TestCompleteTransportErrors(t *testing.T) {
 			if err == nil {
 				conn.Close()
 			}
-		}, execution.ClassConnection},
+		}, execution.ClassBadResponse},
+		{"body cut in half, connection closed cleanly", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(200)
+			io.WriteString(w, completionBody[:len(completionBody)/2])
+		}, execution.ClassBadResponse},
 		{"invalid JSON answer", jsonHandler(200, `{"choices": [}`), execution.ClassBadResponse},
 	}
 	for _, tt := range tests {

@@ -135,7 +135,9 @@ func newTransport() *http.Transport {
 //   - an answer with no choice or no content: a *execution.BadResponseError
 //     wrapping execution.ErrEmptyResponse, returned together with the
 //     Response so that its Usage can still be counted; an answer that is not
-//     JSON: a *execution.BadResponseError;
+//     JSON, or a 2xx whose body was cut short (a stream ended before its
+//     last event, the connection dropped mid-answer): a
+//     *execution.BadResponseError wrapping the read error;
 //   - a request go-openai refuses to send (unknown legacy model, parameters
 //     a reasoning model rejects): an error whose Class method says
 //     model_not_found or bad_request;
@@ -358,6 +360,16 @@ func (p *Provider) fail(ctx context.Context, c *call, err error) error {
 		return &notSentError{class: class, err: redactError(c.secret, err)}
 	case errors.As(err, &syn) || errors.As(err, &typ):
 		return &execution.BadResponseError{Reason: "invalid json", Err: redactError(c.secret, err)}
+	case c.status >= 200 && c.status < 300:
+		// The server answered 2xx and then its body could not be read
+		// whole (cut short, the connection dropped mid-answer, a stream
+		// ended before its last event): a bad answer of this route, not a
+		// failure to connect to a server that did answer (issue 22).
+		reason := "answer cut short"
+		if c.stream {
+			reason = "stream cut short"
+		}
+		return &execution.BadResponseError{Reason: reason, Err: redactError(c.secret, err)}
 	}
 	return redactError(c.secret, fmt.Errorf("chat completion: %w", err))
 }

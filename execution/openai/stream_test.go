@@ -237,10 +237,12 @@ func TestCompleteStream(t *testing.T) {
 			wantClass: execution.ClassBadResponse,
 		},
 		{
+			// A server that answered 200 and stopped mid-stream gave a bad
+			// answer; it is not a connection failure (issue 22).
 			name:      "cut before [DONE]",
 			h:         sseHandler(false, step{line: chunk(`{"findings":`)}),
 			wantIs:    io.ErrUnexpectedEOF,
-			wantClass: execution.ClassConnection,
+			wantClass: execution.ClassBadResponse,
 		},
 		{
 			name:      "invalid JSON event",

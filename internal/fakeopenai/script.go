@@ -34,7 +34,9 @@ type Answer struct {
 	// nothing; "trickle" writes the answer one byte every Every; "empty"
 	// (stream) sends a data event with an empty delta every Every, forever;
 	// "tokens" (stream) sends one content token every Every, Count of
-	// them, then finishes.
+	// them, then finishes; "truncate" sends the 200 and half the answer
+	// (a JSON body cut in half; a stream's first half-chunk, then its end
+	// with no finish).
 	Mode  string
 	Every time.Duration
 	Count int

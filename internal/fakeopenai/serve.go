@@ -103,6 +103,8 @@ func (s *server) json() bool {
 	case "trickle":
 		s.w.WriteHeader(http.StatusOK)
 		return s.trickle(answer)
+	case "truncate":
+		return s.write(answer[:len(answer)/2]) // and the body ends there
 	}
 	return s.write(answer)
 }
@@ -160,6 +162,8 @@ func (s *server) body() bool {
 		return true
 	case "trickle":
 		return s.trickle(s.chunk(s.o.Content))
+	case "truncate":
+		return s.write(s.chunk(s.o.Content[:len(s.o.Content)/2])) // and the stream ends there: no finish, no [DONE]
 	}
 	return s.write(s.chunk(s.o.Content))
 }

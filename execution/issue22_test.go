@@ -1,0 +1,366 @@
+package execution
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Regression tests for issue 22's engine rules, in virtual time. Each one
+// failed on main (or did not compile: Activity, OutagePatience and
+// KindReadmit did not exist).
+
+// opened records the times a route's breaker opened, from OnRouteEvent.
+type opened struct {
+	mu sync.Mutex
+	at []time.Duration
+	t0 time.Time
+}
+
+func (o *opened) event(ev RouteEvent) {
+	if ev.Kind == EventBreaker && ev.To == BreakerOpen {
+		o.mu.Lock()
+		o.at = append(o.at, ev.At.Sub(o.t0))
+		o.mu.Unlock()
+	}
+}
+
+func (o *opened) times() []time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]time.Duration(nil), o.at...)
+}
+
+// The default breaker window, max(5m, 2 × the route's longest attempt),
+// tested by what the breaker does rather than by the number it records:
+// three failures and no answer open it only while all three are inside the
+// window. One item at a time, one call each: every k-th call a 500 after
+// 1 s, the others a 400 after 1m59s (which the breaker ignores), so the
+// failures come about 2 minutes × (k−1) apart.
+func TestBreakerWindowByBehaviour(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		pol      func(*Policy)
+		every    int
+		wantOpen bool
+	}{
+		// Base 2m × 8 held by the 5m item budget: the longest attempt is
+		// 5m, the window 10m. Failures about 4 minutes apart: inside 10m.
+		{"2 × the longest attempt: failures 8 minutes apart count together", nil, 3, true},
+		{"and 12 minutes apart they do not", nil, 4, false},
+		// Base and item budget 2m: 2 × 2m = 4m, so the 5m floor: failures
+		// at 1s, 2m1s and 4m1s count together, although 4m would drop the
+		// first.
+		{"the 5 minute floor", func(p *Policy) { p.ItemBudget, p.RequestTimeout = 2*minute, 2*minute }, 2, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				t0 := time.Now()
+				f := newFake("only", t0, func(n int) step {
+					if n%tt.every == 0 {
+						return step{Delay: sec, Status: 500}
+					}
+					return step{Delay: 119 * sec, Status: 400}
+				})
+				r := route("only", f)
+				pol := policy(func(p *Policy) {
+					p.MaxConcurrency, p.MaxRetriesPerItem = 1, -1 // one call per item, one item at a time
+					if tt.pol != nil {
+						tt.pol(p)
+					}
+				})
+				ev := &opened{t0: t0}
+				e := mustNew(t, []Route{r}, pol, Options{OnRouteEvent: ev.event})
+				e.Run(t.Context(), testItems(2*tt.every+1), nil)
+				var failures []time.Duration
+				for n, c := range f.calls() {
+					if n%tt.every == 0 {
+						failures = append(failures, c+sec)
+					}
+				}
+				if len(failures) != 3 {
+					t.Fatalf("failures at %v, want 3", failures)
+				}
+				if got := len(ev.times()) > 0; got != tt.wantOpen {
+					t.Errorf("failures at %v, window %v: breaker opened at %v, want opened = %v",
+						failures, e.Policy().BreakerWindow(r), ev.times(), tt.wantOpen)
+				}
+			})
+		})
+	}
+}
+
+// The engine's re-admission probe of a route with a fallback carries the
+// probe-designated key (its own Provider) and the probe model, as seed 003
+// §4 asks ("Send a real model name and use a real (probe-designated)
+// key"); the route's own key and model never send a probe.
+func TestProbeCarriesTheProbeKeyAndModel(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		t0 := time.Now()
+		own := newFake("primary", t0, always(step{Delay: sec, Status: 500}))
+		probes := newFake("primary-probe", t0, always(step{Delay: sec}))
+		fb := newFake("fallback", t0, always(step{Delay: 20 * sec}))
+		p0 := route("primary", own)
+		p0.ProbeProvider, p0.ProbeModel = probes, "probe-model"
+		e := mustNew(t, []Route{p0, route("fallback", fb)}, policy(func(p *Policy) { p.MaxConcurrency = 1 }), Options{})
+		res := e.Run(t.Context(), testItems(6), nil)
+		if probes.count() == 0 {
+			t.Fatalf("no probe was sent (primary calls %d); attempts %v", own.count(), kinds(res[len(res)-1].Attempts))
+		}
+		for i, req := range probes.reqs {
+			if req.Model != "probe-model" || len(req.Messages) != 1 || req.Messages[0].Content != ProbeMessage {
+				t.Errorf("probe %d = model %q, messages %v; want the probe model and the probe message", i, req.Model, req.Messages)
+			}
+		}
+		for i, req := range own.reqs {
+			if req.Model != "model-primary" || (len(req.Messages) == 1 && req.Messages[0].Content == ProbeMessage) {
+				t.Errorf("the route's own provider got call %d: model %q %v; a probe must go with the probe key", i, req.Model, req.Messages)
+			}
+		}
+		probed := 0
+		for _, r := range res {
+			for _, a := range r.Attempts {
+				if a.Kind == KindProbe {
+					probed++
+					if a.Model != "probe-model" {
+						t.Errorf("probe attempt recorded with model %q, want probe-model", a.Model)
+					}
+				}
+			}
+		}
+		if probed != probes.count() {
+			t.Errorf("%d probe attempts recorded, the probe key sent %d", probed, probes.count())
+		}
+	})
+}
+
+// The outage patience (outage.go): a route that answers nothing is waited
+// for while the patience lasts, then given up: the waiting items fail
+// together at once (class timeout), and no item reaches the route again.
+// The review ends when the patience runs out, or when the trial calls then
+// in flight end: at most one attempt deadline (2m) later.
+func TestOutagePatienceGivesTheRouteUp(t *testing.T) {
+	t.Parallel()
+	for _, patience := range []time.Duration{3 * minute, 4 * minute} {
+		t.Run(patience.String(), func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				t0 := time.Now()
+				f := newFake("only", t0, always(step{Hang: true}))
+				e := mustNew(t, []Route{route("only", f)}, policy(func(p *Policy) { p.OutagePatience = patience }), Options{})
+				res := e.Run(t.Context(), testItems(20), nil)
+				wall := time.Since(t0)
+				done, failed, _ := countStatus(res)
+				if done != 0 || failed != 20 || wall > patience+2*minute {
+					t.Errorf("reviewed %d, failed %d in %v; want 0, 20 within the %v patience from the first call and one deadline", done, failed, wall, patience)
+				}
+				t.Logf("patience %v: wall %v, %d calls", patience, wall, f.count())
+				for i, r := range res {
+					if r.Class != ClassTimeout {
+						t.Errorf("item %d ended %s/%s, want timeout", i, r.Class, r.Reason)
+					}
+				}
+				if n := f.count(); n > 20 {
+					t.Errorf("%d calls for 20 items: the route was tried after it was given up", n)
+				}
+			})
+		})
+	}
+}
+
+// A route that flaps back within the patience keeps its items: the failed
+// trials re-arm the cool-down and every item waits, then is readmitted
+// (KindReadmit, not a retry: no item makes more than its one retry).
+func TestOutageShorterThanPatienceCostsTime(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		t0 := time.Now()
+		f := newFake("only", t0, func(int) step {
+			if time.Since(t0) < 150*sec { // a 2.5-minute storm of 503s
+				return step{Delay: sec, Status: 503}
+			}
+			return step{Delay: 2 * sec}
+		})
+		e := mustNew(t, []Route{route("only", f)}, DefaultPolicy(), Options{})
+		res := e.Run(t.Context(), testItems(12), nil)
+		done, _, _ := countStatus(res)
+		if done != 12 {
+			t.Errorf("reviewed %d of 12 after a 150s storm, want all (patience 5m)", done)
+		}
+		readmits := 0
+		for i, r := range res {
+			retries := 0
+			for _, a := range r.Attempts {
+				switch a.Kind {
+				case KindRetry:
+					retries++
+				case KindReadmit:
+					readmits++
+				}
+			}
+			if retries > 1 {
+				t.Errorf("item %d made %d retries, want at most 1: %v", i, retries, kinds(r.Attempts))
+			}
+		}
+		if readmits == 0 {
+			t.Errorf("no readmission: the items did not wait for the route")
+		}
+		t.Logf("wall %v, %d calls, %d readmissions", time.Since(t0), f.count(), readmits)
+	})
+}
+
+// Every wait wakes on a verdict that makes it pointless: items waiting out
+// the profile's 5 s spacing, a backoff or a breaker fail at the moment a
+// 401 disables the route, not when their wait would have ended.
+func TestWaitsWakeOnAVerdict(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		route  func(*Route)
+		script func(int) step
+		items  int
+		want   time.Duration // when every item has ended
+	}{
+		{"pacing", func(r *Route) { r.Profile = ProfileLiteLLM }, func(int) step { return step{Delay: sec, Status: 401} }, 8, sec},
+		{"backoff", func(r *Route) { r.Profile = ProfileLiteLLM }, func(n int) step {
+			if n == 0 {
+				return step{Delay: sec, Status: 503} // item 0 waits out its 15s backoff
+			}
+			return step{Delay: 2 * sec, Status: 401} // item 1's 401, 5s later, disables the route
+		}, 2, 7 * sec},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				t0 := time.Now()
+				f := newFake("only", t0, tt.script)
+				r := route("only", f)
+				tt.route(&r)
+				e := mustNew(t, []Route{r}, policy(func(p *Policy) { p.ItemBudget, p.Budget = 16*minute, 30*minute }), Options{})
+				res := e.Run(t.Context(), testItems(tt.items), nil)
+				if got := time.Since(t0); got != tt.want {
+					t.Errorf("Run returned at %v, want %v (the 401's verdict)", got, tt.want)
+				}
+				for i, r := range res {
+					if r.Status != StatusFailed || r.Class != ClassAuth {
+						t.Errorf("item %d: %s/%s %v, want failed/auth", i, r.Status, r.Class, kinds(r.Attempts))
+					}
+				}
+			})
+		})
+	}
+}
+
+// Engine.Activity says what is in flight, on which route, for how long and
+// with what deadline, and what waits and why: what the progress lines
+// print while nothing finishes.
+func TestActivity(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		t0 := time.Now()
+		f := newFake("slow", t0, func(n int) step {
+			if n == 0 {
+				return step{Delay: sec, Status: 503} // item 0 backs off, then waits for the breaker
+			}
+			return step{Delay: 90 * sec}
+		})
+		e := mustNew(t, []Route{route("slow", f)}, policy(func(p *Policy) { p.MaxConcurrency = 3 }), Options{})
+		if got := e.Activity(); got != nil {
+			t.Errorf("Activity() before Run = %v, want nil", got)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.Run(ctx, testItems(3), nil)
+		}()
+		time.Sleep(1500 * time.Millisecond) // item 0 backs off; items 1 and 2 are in flight
+		synctest.Wait()
+		var got []string
+		for _, a := range e.Activity() {
+			got = append(got, fmt.Sprintf("%d %s %q %s %v %v", a.Item, a.Route, a.Waiting, a.Kind, a.Since, a.Deadline))
+		}
+		want := []string{
+			`0 slow "backoff" primary 500ms 0s`,
+			`1 slow "" primary 1.5s 2m0s`,
+			`2 slow "" primary 1.5s 2m0s`,
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Activity() (-want +got):\n%s", diff)
+		}
+		cancel()
+		<-done
+		if got := e.Activity(); got != nil {
+			t.Errorf("Activity() after Run = %v, want nil", got)
+		}
+	})
+}
+
+// A default streaming route has no first-token watchdog: a first token at
+// 25 s (seed 003's measured average on a healthy backend) is waited for.
+func TestNoDefaultFirstTokenWatchdog(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake("stream", time.Now(), always(step{Delay: 25 * sec}))
+		r := route("stream", f)
+		r.Stream = true
+		e := mustNew(t, []Route{r}, DefaultPolicy(), Options{})
+		res := e.Run(t.Context(), testItems(8), nil)
+		for i, r := range res {
+			if r.Status != StatusDone || r.Attempts[0].FirstTokenTimeout != 0 {
+				t.Errorf("item %d: %s, first-token watchdog %v; want done with none", i, r.Status, r.Attempts[0].FirstTokenTimeout)
+			}
+		}
+		for i, req := range f.reqs {
+			if req.FirstTokenTimeout != 0 {
+				t.Errorf("request %d carried a first-token watchdog of %v", i, req.FirstTokenTimeout)
+			}
+		}
+	})
+}
+
+// Unusable answers count against the route like 5xx: a model that only
+// answers prose opens the breaker on its first answers, its one trial
+// answers prose too, and the review ends after about one wave of calls,
+// every item with class bad_response; the items never sent say
+// output_contract, not probe_failed.
+func TestProseModelEndsAfterAWave(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake("prose", time.Now(), always(step{Delay: 2 * sec, Content: "Sure! Looks good to me."}))
+		e := mustNew(t, []Route{route("prose", f)}, DefaultPolicy(), Options{})
+		its := testItems(40)
+		for i := range its {
+			its[i].Accept = func(r *Response) error {
+				if !strings.HasPrefix(r.Content, "{") {
+					return fmt.Errorf("not the output contract")
+				}
+				return nil
+			}
+		}
+		res := e.Run(t.Context(), its, nil)
+		if n := f.count(); n > 9 {
+			t.Errorf("%d calls for 40 items, want one wave (8) and one trial", n)
+		}
+		for i, r := range res {
+			if r.Status != StatusFailed || r.Class != ClassBadResponse {
+				t.Errorf("item %d: %s/%s, want failed/bad_response", i, r.Status, r.Class)
+			}
+			if r.Reason == ReasonUnresponsive {
+				t.Errorf("item %d: reason %s, want the contract said (%s) rather than a probe", i, r.Reason, ReasonContract)
+			}
+		}
+	})
+}

@@ -44,6 +44,17 @@ func (c *Client) Identity(ctx context.Context) (string, error) {
 	return c.login, nil
 }
 
+// Ours reports whether login is the one the token posts as (Identity):
+// only such an author's comments and reactions carry warden's state. An
+// error asking who the token is is returned; the caller then trusts no one.
+func (c *Client) Ours(ctx context.Context, login string) (bool, error) {
+	self, err := c.Identity(ctx)
+	if err != nil {
+		return false, err
+	}
+	return sameLogin(login, self), nil
+}
+
 // sameLogin reports whether two logins name the same account: GitHub's
 // REST API writes a bot's login with "[bot]" ("github-actions[bot]"), its
 // GraphQL API without ("github-actions"); logins are case-insensitive.

@@ -316,7 +316,8 @@ func (c *Client) Comment(ctx context.Context, pr int, body string) (int64, error
 }
 
 // HasComment reports whether a conversation comment of pull request pr by
-// a bot account (warden posts as the token's bot) holds marker. It reads at
+// warden's own login (Ours) holds marker; anyone else's copy of it counts
+// for nothing. It reads at
 // most maxMarkerPages pages of 100, newest last; a pull request with more
 // comments than that is searched in its first ones only.
 func (c *Client) HasComment(ctx context.Context, pr int, marker string) (bool, error) {
@@ -328,8 +329,11 @@ func (c *Client) HasComment(ctx context.Context, pr int, marker string) (bool, e
 			return false, c.fail(fmt.Sprintf("list the comments of pull request #%d", pr), false, err)
 		}
 		for _, ic := range cs {
-			if strings.Contains(ic.GetBody(), marker) && ic.GetUser().GetType() == "Bot" {
-				return true, nil
+			if !strings.Contains(ic.GetBody(), marker) {
+				continue
+			}
+			if ours, err := c.Ours(ctx, ic.GetUser().GetLogin()); err != nil || ours {
+				return ours, err
 			}
 		}
 		if resp.NextPage == 0 {

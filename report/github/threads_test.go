@@ -183,3 +183,23 @@ func TestGraphQLURL(t *testing.T) {
 		}
 	}
 }
+
+// TestHasCommentOnlyOwn: a marker counts only in a comment by the login the
+// token posts as; the same marker copied by a person or by another app on
+// the repository does not.
+func TestHasCommentOnlyOwn(t *testing.T) {
+	t.Parallel()
+	fake := fakegithub.New(testOwner, testRepo)
+	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base"})
+	c := start(t, fake, fakegithub.DefaultToken)
+	const m = "<!-- warden:some-marker -->"
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: "mallory", Body: "copied " + m})
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: "other-app[bot]", Body: "copied " + m})
+	if found, err := c.HasComment(t.Context(), testPR, m); err != nil || found {
+		t.Fatalf("HasComment with copies by a person and another app = %v, %v; want false", found, err)
+	}
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: DefaultTokenLogin, Body: "posted " + m})
+	if found, err := c.HasComment(t.Context(), testPR, m); err != nil || !found {
+		t.Fatalf("HasComment with warden's own comment = %v, %v; want true", found, err)
+	}
+}

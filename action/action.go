@@ -219,6 +219,7 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 	if err != nil {
 		return fail(err)
 	}
+	defer ch.Close()
 	bot := a.botSteps(ctx, ev, pr, opts, tc.cfg.Secrets)
 	req := PlanRequest{
 		Skills: tc.skills, Change: ch, Info: review.Change{Title: pr.Title, Body: pr.Body},

@@ -1,11 +1,11 @@
 package action
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +24,18 @@ type Change struct {
 	// files API omits the patch of a very large file, and stops at 3,000
 	// files), so the report says they were not reviewed.
 	Ignored []review.Ignored
+	// close ends the git process Source reads through; nil: none.
+	close func() error
+}
+
+// Close ends what reading the change's files holds open (one git
+// cat-file process for a checkout); the review's owner calls it when the
+// review is done.
+func (c *Change) Close() error {
+	if c.close == nil {
+		return nil
+	}
+	return c.close()
 }
 
 // readChange reads the pull request's change: from the checkout in the
@@ -70,16 +82,24 @@ func checkoutChange(ctx context.Context, dir string, remote gitrepo.Remote, pr *
 	if err != nil {
 		return nil, err
 	}
-	diff, err := gitrepo.Output(ctx, dir, append(gitrepo.DiffArgs, mb, pr.HeadSHA, "--")...)
+	diff, err := gitrepo.Stream(ctx, dir, append(slices.Clone(gitrepo.DiffArgs), mb, pr.HeadSHA, "--")...)
 	if err != nil {
 		return nil, err
 	}
-	files, err := hunks.Parse(bytes.NewReader(diff))
-	if err != nil {
+	files, err := hunks.ParseLimit(diff, gitrepo.MaxOutput)
+	if gerr := diff.Close(); gerr != nil { // the diff is whole only if git succeeded
+		return nil, gerr
+	}
+	if err != nil && !errors.Is(err, hunks.ErrEmpty) {
 		return nil, fmt.Errorf("git diff of pull request #%d: %w", pr.Number, err)
 	}
-	read := func(path string) ([]byte, error) { return gitrepo.Output(ctx, dir, "show", pr.HeadSHA+":"+path) }
-	return &Change{Files: files, Source: hunks.VerifiedSource(files, read)}, nil
+	// The head's files, through one git process for the whole review (the
+	// review checks their lines against the diff before using them).
+	head, err := gitrepo.OpenFiles(ctx, dir, pr.HeadSHA)
+	if err != nil {
+		return nil, err
+	}
+	return &Change{Files: files, Source: head.ReadFile, close: head.Close}, nil
 }
 
 // Shallow history is fetched in steps: the pull request's two tips with

@@ -129,7 +129,7 @@ type ReviewSettings struct {
 // PrepareReview turns the file, the settings and the change into a planned
 // review (review.Prepare). A job may come with an error; every error is the
 // user's input and names it.
-func (c *fileConfig) PrepareReview(files []*hunks.File, source func(string) ([]byte, error), ignored []review.Ignored, s ReviewSettings) (*review.Job, error) {
+func (c *fileConfig) PrepareReview(diff review.Diff, source func(string) ([]byte, error), ignored []review.Ignored, s ReviewSettings) (*review.Job, error) {
 	th, err := review.ResolveThresholds(c.Thresholds(), s.Thresholds)
 	if err != nil { // the file's report_on against a flag's or input's fail-on, or the flag's own
 		return nil, c.ThresholdsError(err)
@@ -145,5 +145,5 @@ func (c *fileConfig) PrepareReview(files []*hunks.File, source func(string) ([]b
 	setup.Routes = func(needKeys bool) ([]execution.Route, error) {
 		return c.EngineRoutes(s.Getenv, needKeys && !s.DryRun, s.Version)
 	}
-	return review.Prepare(files, source, ignored, setup)
+	return review.Prepare(diff, source, ignored, setup)
 }

@@ -2,7 +2,13 @@ package hunks
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"testing"
+	"time"
 
 	"github.com/org/warden/internal/gendiff"
 )
@@ -76,4 +82,81 @@ func BenchmarkPlanSkewed(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkPlanLargeDiff plans a diff of 20,000 files of 40 changed lines
+// (gendiff.Write, about 58 MB, read from a file so that it is not in the
+// heap) under the default limits, two ways: parse+prepare holds every file
+// until planning (ParseLimit, then Prepare), prepare-diff plans it as it
+// streams (PrepareDiff, what warden review does). peak-heap-MiB is the
+// most heap in use, sampled every millisecond while the loop runs.
+func BenchmarkPlanLargeDiff(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "large.diff")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := gendiff.Write(f, 20_000); err != nil {
+		b.Fatal(err)
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil || f.Close() != nil {
+		b.Fatal(err)
+	}
+	run := func(name string, plan func(io.Reader) (*Plan, error)) {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(size)
+			b.ReportAllocs()
+			runtime.GC()
+			peak := sampleHeap(func() {
+				for b.Loop() {
+					f, err := os.Open(path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					p, err := plan(f)
+					f.Close()
+					if err != nil || len(p.Chunks) != 2*DefaultMaxFiles {
+						b.Fatalf("plan = %v, want %d chunks", err, 2*DefaultMaxFiles)
+					}
+				}
+			})
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
+	}
+	run("parse+prepare", func(r io.Reader) (*Plan, error) {
+		files, err := ParseLimit(r, 0)
+		if err != nil {
+			return nil, err
+		}
+		return Prepare(files, Options{})
+	})
+	run("prepare-diff", func(r io.Reader) (*Plan, error) { return PrepareDiff(r, 0, Options{}) })
+}
+
+// sampleHeap runs f and returns the most heap in use (live and not yet
+// swept objects) seen by a sampler that reads runtime/metrics every
+// millisecond until f returns.
+func sampleHeap(f func()) uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() { // lives until f returns
+		defer close(stopped)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-stopped
+	return peak
 }

@@ -77,9 +77,10 @@
 // credential). Chunk.Why says what the Priority is made of. Chunks are
 // sorted by Priority, then path, then line.
 //
-// Limits rank files by the same score computed over the whole file. A file
-// over MaxFileBytes is dropped whatever its rank; then, from the highest
-// rank down, files are kept until MaxFiles is reached. When the kept files'
+// Limits rank files by the same score computed over the whole file (ties:
+// by path, then the order of the diff). A file over MaxFileBytes is dropped
+// whatever its rank; then, from the highest rank down, files are kept until
+// MaxFiles is reached. When the kept files'
 // changed lines exceed MaxChangedLines, the budget is spread over them: each
 // file may take a share s, the largest with which all of them fit (small
 // files whole, large ones cut to their first s changed lines, in file order,

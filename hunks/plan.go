@@ -2,7 +2,10 @@ package hunks
 
 import (
 	"cmp"
+	"container/heap"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -58,8 +61,14 @@ type Options struct {
 	// nil, or an error, means "not available": context then comes from the
 	// diff alone. It is used for context lines, generated-code markers and
 	// byte limits, and called at most once per file that passes the filters
-	// by name.
+	// by name, while that file is planned. An error with a FileSize() int64
+	// method (a file too large to read) still gives the file's size.
 	Source func(path string) ([]byte, error)
+	// VerifySource uses what Source returns only when its lines agree with
+	// the file's new side in the diff (VerifiedSource's rule): a working
+	// tree that moved on, or a diff made elsewhere, gives no context
+	// rather than wrong context.
+	VerifySource bool
 }
 
 func (o Options) withDefaults() Options {
@@ -87,7 +96,21 @@ type Plan struct {
 	// would have excluded them (Options.Untrusted), with that reason and
 	// their changed lines, sorted by path.
 	Conventions []Ignored
+	// Files are the files the chunks come from, in rank order, as planned:
+	// a file cut to its share of MaxChangedLines holds only the lines kept.
+	Files []*File
+	// Withheld are the files dropped as secrets by their names (reason
+	// secret:<kind>), in the diff's order, whole: review scans them itself,
+	// without a model.
+	Withheld []*File
 }
+
+// Files is a parsed change; Plan plans it (Prepare). A change that is read
+// as it streams is planned by PrepareDiff instead.
+type Files []*File
+
+// Plan is Prepare(fs, opts).
+func (fs Files) Plan(opts Options) (*Plan, error) { return Prepare(fs, opts) }
 
 // candidate is a file that passed the filters.
 type candidate struct {
@@ -95,7 +118,9 @@ type candidate struct {
 	path    string
 	class   Class
 	changed int // added + deleted lines
+	held    int // of which the planner holds (see cut)
 	score   int
+	seq     int      // the order it came in, for ties of rank
 	source  []string // the new-side lines from Options.Source, nil when not available
 	size    int64
 	lines   []ContextLine // the new-side lines the diff shows, by line; see known
@@ -107,54 +132,196 @@ type candidate struct {
 // Prepare does not modify files. It errors only for a bad glob in
 // opts.Ignore; the error wraps ErrBadGlob and names the pattern.
 func Prepare(files []*File, opts Options) (*Plan, error) {
+	p, err := newPlanner(opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		p.add(f, tail{})
+	}
+	return p.finish(), nil
+}
+
+// PrepareDiff is ParseLimit and Prepare in one pass: it plans the diff r
+// as it streams, file by file, and holds only what the limits may still
+// review, so planning a diff far larger than what a review covers takes
+// the memory of what it covers, not of the diff (see the package doc).
+// The plan is Prepare's for the same files; the errors are ParseLimit's
+// and Prepare's (a bad glob is reported before anything is read).
+func PrepareDiff(r io.Reader, limit int64, opts Options) (*Plan, error) {
+	p, err := newPlanner(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := parseEach(r, limit, p.opts.MaxChangedLines, p.add); err != nil {
+		return nil, err
+	}
+	return p.finish(), nil
+}
+
+// planner makes a plan from files given one at a time. add drops at once
+// what cannot be reviewed whatever comes next: a file the filters leave
+// out, one over MaxFileBytes, and one outside the MaxFiles best so far
+// (limit:files, when a better one arrives). Of a file it keeps it holds
+// only the changed lines the file could take in any plan (cut): at most
+// MaxChangedLines, and fewer once better-ranked files are known (recut).
+// finish spreads the line budget over the files kept and cuts them into
+// chunks.
+type planner struct {
+	opts    Options
+	ignore  rules
+	plan    *Plan
+	best    worstFirst // the MaxFiles best candidates so far
+	seq     int
+	held    int // changed lines the candidates in best hold
+	recutAt int // held above which recut runs
+}
+
+func newPlanner(opts Options) (*planner, error) {
 	ignore, err := compile(opts.Ignore)
 	if err != nil {
 		return nil, fmt.Errorf("ignore: %w", err)
 	}
 	opts = opts.withDefaults()
-	plan := &Plan{Chunks: []Chunk{}, Ignored: []Ignored{}}
-	drop := func(p, reason string, lines int) {
-		plan.Ignored = append(plan.Ignored, Ignored{Path: p, Reason: reason, Lines: lines})
-	}
+	return &planner{opts: opts, ignore: ignore, plan: &Plan{Chunks: []Chunk{}, Ignored: []Ignored{}}, recutAt: 2 * opts.MaxChangedLines}, nil
+}
 
-	var cands []*candidate
-	for _, f := range files {
-		c, reason := filter(f, ignore, opts.Source, opts.Untrusted)
-		switch {
-		case reason != "" && c != nil && opts.Untrusted:
-			// A convention the author controls: reviewed anyway.
-			plan.Conventions = append(plan.Conventions, Ignored{Path: c.path, Reason: reason, Lines: c.changed})
-		case reason != "":
-			lines, _ := changedLines(f)
-			drop(f.Path(), reason, lines)
-			continue
-		}
-		cands = append(cands, c)
+// drop lists path as not reviewed for reason, with the changed lines it
+// leaves unreviewed.
+func (p *planner) drop(path, reason string, lines int) {
+	p.plan.Ignored = append(p.plan.Ignored, Ignored{Path: path, Reason: reason, Lines: lines})
+}
+
+// dropFile drops a file the filters leave out (cut: what parseEach cut off
+// it already), keeping it whole in Plan.Withheld when it is a secret by
+// its name.
+func (p *planner) dropFile(f *File, cut tail, reason string) {
+	if strings.HasPrefix(reason, "secret:") {
+		p.plan.Withheld = append(p.plan.Withheld, f)
 	}
-	slices.SortStableFunc(cands, func(a, b *candidate) int {
-		return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.path, b.path))
-	})
-	kept := cands[:0]
-	for _, c := range cands {
-		switch {
-		case c.size > opts.MaxFileBytes:
-			drop(c.path, "limit:bytes", c.changed)
-		case len(kept) >= opts.MaxFiles:
-			drop(c.path, "limit:files", c.changed)
-		default:
-			kept = append(kept, c)
-		}
+	lines, _ := changedLines(f)
+	p.drop(f.Path(), reason, lines+cut.changed)
+}
+
+// add plans one file, of which cut was cut off already (parseEach).
+func (p *planner) add(f *File, cut tail) {
+	c, reason := filter(f, cut, p.ignore, p.opts)
+	switch {
+	case reason != "" && c != nil && p.opts.Untrusted:
+		// A convention the author controls: reviewed anyway.
+		p.plan.Conventions = append(p.plan.Conventions, Ignored{Path: c.path, Reason: reason, Lines: c.changed})
+	case reason != "":
+		p.dropFile(f, cut, reason)
+		return
 	}
+	if c.size > p.opts.MaxFileBytes {
+		p.drop(c.path, "limit:bytes", c.changed)
+		return
+	}
+	c.seq = p.seq
+	p.seq++
+	c.cut(p.opts.MaxChangedLines)
+	heap.Push(&p.best, c)
+	p.held += c.held
+	if p.best.Len() > p.opts.MaxFiles {
+		worst := heap.Pop(&p.best).(*candidate)
+		p.held -= worst.held
+		p.drop(worst.path, "limit:files", worst.changed)
+	}
+	if p.held > p.recutAt {
+		p.recut()
+	}
+}
+
+// recut cuts every file kept so far to the most changed lines it can take
+// in the plan finish makes, whatever files come next. For a file i, the
+// files ranked above it now (A) stay above it in any plan that keeps it,
+// and each of them takes at least min(its changed lines, what i takes):
+// finish gives the budget out in rank order, each file min(changed, share,
+// what is left). So i takes at most the largest t with t + Σ_A min(c_j, t)
+// <= MaxChangedLines (lineBound), which only shrinks as files arrive. It
+// runs when the lines held have doubled since the last time, so its cost
+// is spread over the files added.
+func (p *planner) recut() {
+	byRank := slices.Clone(p.best)
+	slices.SortFunc(byRank, func(a, b *candidate) int { return -rank(a, b) })
+	above := lineBound{budget: p.opts.MaxChangedLines, t: p.opts.MaxChangedLines}
+	p.held = 0
+	for _, c := range byRank {
+		c.cut(above.t)
+		p.held += c.held
+		above.add(c.changed)
+	}
+	p.recutAt = 2*p.held + p.opts.MaxChangedLines
+}
+
+// cut makes the candidate hold at most its first n changed lines (cutFile);
+// c.changed stays the whole file's count, which ranks it and decides its
+// share.
+func (c *candidate) cut(n int) {
+	if c.held > n {
+		c.file, c.held, c.lines = cutFile(c.file, n), max(n, 0), nil
+	}
+}
+
+// lineBound is, over a growing set of files, the largest t with
+// t + Σ min(c_j, t) <= budget (c_j their changed lines): the files whose
+// c_j <= t count whole (small, their sum), the others t each (big).
+type lineBound struct {
+	budget, t int
+	small     maxHeap
+	smallSum  int
+	big       int
+}
+
+// add adds a file of c changed lines and lowers t to fit.
+func (b *lineBound) add(c int) {
+	if c > b.t {
+		b.big++
+	} else {
+		heap.Push(&b.small, c)
+		b.smallSum += c
+	}
+	for {
+		b.t = (b.budget - b.smallSum) / (1 + b.big)
+		if b.small.Len() == 0 || b.small[0] <= b.t {
+			return
+		}
+		b.smallSum -= heap.Pop(&b.small).(int) // now over t: it counts t
+		b.big++
+	}
+}
+
+// maxHeap is a heap of ints, the largest on top.
+type maxHeap []int
+
+func (h maxHeap) Len() int           { return len(h) }
+func (h maxHeap) Less(i, j int) bool { return h[i] > h[j] }
+func (h maxHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *maxHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *maxHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// finish spreads MaxChangedLines over the files kept, from the highest
+// rank down, and cuts them into chunks.
+func (p *planner) finish() *Plan {
+	opts, plan := p.opts, p.plan
+	kept := slices.Clone(p.best)
+	slices.SortFunc(kept, func(a, b *candidate) int { return -rank(a, b) })
 	share := lineShare(kept, opts.MaxChangedLines)
 	left, reviewed := opts.MaxChangedLines, kept[:0]
 	for _, c := range kept {
 		take := min(c.changed, share, left)
 		switch {
 		case take <= 0:
-			drop(c.path, "limit:lines", c.changed)
+			p.drop(c.path, "limit:lines", c.changed)
 			continue
 		case take < c.changed:
-			drop(c.path, "limit:lines:partial", c.changed-take)
+			p.drop(c.path, "limit:lines:partial", c.changed-take)
 			c.truncate(take)
 		}
 		left -= take
@@ -164,6 +331,7 @@ func Prepare(files []*File, opts Options) (*Plan, error) {
 	n := 0
 	for _, c := range kept {
 		n += len(c.file.Fragments)
+		plan.Files = append(plan.Files, c.file)
 	}
 	plan.Chunks = make([]Chunk, 0, n)
 	for _, c := range kept {
@@ -178,7 +346,28 @@ func Prepare(files []*File, opts Options) (*Plan, error) {
 	}
 	slices.SortStableFunc(plan.Ignored, byPath)
 	slices.SortStableFunc(plan.Conventions, byPath)
-	return plan, nil
+	return plan
+}
+
+// rank orders candidates for the limits: by score, then path (a before b),
+// then the order they came in; > 0 when a ranks above b.
+func rank(a, b *candidate) int {
+	return cmp.Or(cmp.Compare(a.score, b.score), strings.Compare(b.path, a.path), cmp.Compare(b.seq, a.seq))
+}
+
+// worstFirst is a heap of candidates with the lowest rank on top.
+type worstFirst []*candidate
+
+func (h worstFirst) Len() int           { return len(h) }
+func (h worstFirst) Less(i, j int) bool { return rank(h[i], h[j]) < 0 }
+func (h worstFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *worstFirst) Push(x any)        { *h = append(*h, x.(*candidate)) }
+func (h *worstFirst) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return c
 }
 
 // filter returns the candidate for f, or the reason it is not reviewed.
@@ -186,7 +375,7 @@ func Prepare(files []*File, opts Options) (*Plan, error) {
 // name or marker) it returns the candidate too, which an untrusted
 // author's change reviews anyway (Options.Untrusted): then its Source is
 // read whatever its name says.
-func filter(f *File, ignore rules, source func(string) ([]byte, error), untrusted bool) (*candidate, string) {
+func filter(f *File, cut tail, ignore rules, opts Options) (*candidate, string) {
 	p := f.Path()
 	if kind := secrets.Withheld(p); kind != "" {
 		return nil, "secret:" + kind
@@ -197,21 +386,29 @@ func filter(f *File, ignore rules, source func(string) ([]byte, error), untruste
 	}
 	reincluded := matched && r.negate
 	changed, added := changedLines(f)
+	changed, added = changed+cut.changed, added+cut.added
 	if reason := fileReason(f, changed); reason != "" {
 		return nil, reason
 	}
-	c := &candidate{file: f, path: p, class: classify(p), changed: changed, size: added}
+	c := &candidate{file: f, path: p, class: classify(p), changed: changed, held: changed, size: added}
 	c.score = score(p, c.class, changed)
 	byName := ""
 	if !reincluded {
 		byName = builtinReason(p)
 	}
-	if byName != "" && !untrusted {
+	if byName != "" && !opts.Untrusted {
 		return c, byName
 	}
-	if source != nil {
-		if b, err := source(p); err == nil && b != nil {
-			c.source, c.size = splitLines(string(b)), int64(len(b))
+	if opts.Source != nil {
+		b, err := opts.Source(p)
+		var sized interface{ FileSize() int64 }
+		switch {
+		case err == nil && b != nil:
+			if lines := splitLines(string(b)); !opts.VerifySource || agrees(f, lines) == nil {
+				c.source, c.size = lines, int64(len(b))
+			}
+		case errors.As(err, &sized):
+			c.size = sized.FileSize()
 		}
 	}
 	if byName == "" && !reincluded && isGenerated(c.head()) {
@@ -503,15 +700,21 @@ func lineShare(cands []*candidate, budget int) int {
 	return budget // not reached: the total does not fit
 }
 
-// truncate keeps the candidate's first n changed lines (in file order): the
-// fragment where the n-th one falls ends after it (and the context lines
-// that directly follow it), later fragments go. It copies what it cuts, so
-// the parsed File stays as it was.
+// truncate keeps the candidate's first n changed lines (cutFile).
 func (c *candidate) truncate(n int) {
 	c.changed = min(c.changed, n)
-	f := *c.file
-	f.Fragments = nil
-	for _, fr := range c.file.Fragments {
+	c.file = cutFile(c.file, n)
+	c.lines = nil
+}
+
+// cutFile returns f with its first n changed lines (in file order): the
+// fragment where the n-th one falls ends after it (and the context lines
+// that directly follow it), later fragments go. It copies what it cuts, so
+// f stays as it was and the lines cut off are not held.
+func cutFile(f *File, n int) *File {
+	cut := *f
+	cut.Fragments = nil
+	for _, fr := range f.Fragments {
 		if n <= 0 {
 			break
 		}
@@ -527,27 +730,33 @@ func (c *candidate) truncate(n int) {
 			n--
 		}
 		if end < len(fr.Lines) {
-			oldN, newN := fr.OldLines, fr.NewLines
-			fr.Lines = fr.Lines[:end:end]
-			fr.OldLines, fr.NewLines = 0, 0
-			for _, l := range fr.Lines {
-				if l.Op != Add {
-					fr.OldLines++
-				}
-				if l.Op != Delete {
-					fr.NewLines++
-				}
-			}
-			// git writes an empty side's start as the line before it.
-			if fr.OldLines == 0 && oldN > 0 {
-				fr.OldStart--
-			}
-			if fr.NewLines == 0 && newN > 0 {
-				fr.NewStart--
-			}
+			fr = recount(fr, slices.Clone(fr.Lines[:end]))
 		}
-		f.Fragments = append(f.Fragments, fr)
+		cut.Fragments = append(cut.Fragments, fr)
 	}
-	c.file = &f
-	c.lines = nil
+	return &cut
+}
+
+// recount gives fr the first lines of its own, and the ranges that fit
+// them.
+func recount(fr Fragment, lines []Line) Fragment {
+	oldN, newN := fr.OldLines, fr.NewLines
+	fr.Lines = lines
+	fr.OldLines, fr.NewLines = 0, 0
+	for _, l := range fr.Lines {
+		if l.Op != Add {
+			fr.OldLines++
+		}
+		if l.Op != Delete {
+			fr.NewLines++
+		}
+	}
+	// git writes an empty side's start as the line before it.
+	if fr.OldLines == 0 && oldN > 0 {
+		fr.OldStart--
+	}
+	if fr.NewLines == 0 && newN > 0 {
+		fr.NewStart--
+	}
+	return fr
 }

@@ -29,24 +29,37 @@ var ErrEmpty = errors.New("empty input")
 // the parser: the input is never buffered whole, and parsing stops with an
 // error wrapping ErrTooLarge as soon as byte limit+1 arrives.
 func ParseLimit(r io.Reader, limit int64) ([]*File, error) {
-	if limit > 0 {
-		if n, ok := knownSize(r); ok && n > limit {
-			return nil, fmt.Errorf("%w: %s, over the %s cap", ErrTooLarge, sizeString(n), sizeString(limit))
-		}
-	}
-	nr := &normalizer{r: bufio.NewReaderSize(r, 64<<10), limit: limit, blank: true}
-	files, err := parse(nr)
-	switch {
-	case nr.over:
-		return nil, fmt.Errorf("%w: over the %s cap", ErrTooLarge, sizeString(limit))
-	case nr.err != nil:
-		return nil, fmt.Errorf("read diff: %w", nr.err)
-	case err != nil:
+	var files []*File
+	if err := parseEach(r, limit, 0, func(f *File, _ tail) { files = append(files, f) }); err != nil {
 		return nil, err
-	case nr.blank:
-		return nil, ErrEmpty
 	}
 	return files, nil
+}
+
+// parseEach reads a diff as ParseLimit does and gives each file to fn as
+// soon as it is parsed, one file's part of the diff at a time: what fn does
+// not keep is never held. With keep > 0 a file comes cut to its first keep
+// changed lines, with the count of the rest (see section). On an error, fn
+// may have had the files before it.
+func parseEach(r io.Reader, limit int64, keep int, fn func(*File, tail)) error {
+	if limit > 0 {
+		if n, ok := knownSize(r); ok && n > limit {
+			return fmt.Errorf("%w: %s, over the %s cap", ErrTooLarge, sizeString(n), sizeString(limit))
+		}
+	}
+	z := &normalizer{r: bufio.NewReaderSize(r, 64<<10), limit: limit, blank: true}
+	err := parse(&section{z: z, keep: keep}, fn)
+	switch {
+	case z.over:
+		return fmt.Errorf("%w: over the %s cap", ErrTooLarge, sizeString(limit))
+	case z.err != nil:
+		return fmt.Errorf("read diff: %w", z.err)
+	case err != nil:
+		return err
+	case z.blank:
+		return ErrEmpty
+	}
+	return nil
 }
 
 // knownSize returns the size of r when r can tell it without being read.
@@ -75,14 +88,15 @@ func sizeString(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
-// normalizer streams a diff to the parser line by line: it counts bytes
+// normalizer reads a diff line by line for the parser: it counts bytes
 // against limit, notes whether anything but white space arrived, and
 // removes the "\r" of a "\r\n" from every line outside a fragment's body
 // (file headers, "---"/"+++" lines, "@@" headers, "\ No newline" markers),
 // so a diff that went through a CRLF tool never puts "\r" into a path or a
 // mode. Lines of a fragment's body keep their "\r": Parse records it in
-// Line.CRLF. It follows the fragment's line counts as git writes them; where
-// a malformed diff makes it lose count, the parser reports the error.
+// Line.CRLF. It follows the fragment's line counts as git writes them, which
+// also tells where a file's part of the diff may start (section); where a
+// malformed diff makes it lose count, the parser reports the error.
 type normalizer struct {
 	r     *bufio.Reader
 	limit int64
@@ -91,72 +105,84 @@ type normalizer struct {
 	blank bool
 	err   error // a read error other than io.EOF
 
-	oldLeft, newLeft int  // lines still due in the current fragment
-	midLine          bool // the previous piece did not end its line
-	pending          []byte
+	oldLeft, newLeft int // lines still due in the current fragment
+	long             []byte
 }
 
-func (z *normalizer) Read(p []byte) (int, error) {
-	for len(z.pending) == 0 {
-		line, err := z.r.ReadSlice('\n')
-		if len(line) > 0 {
-			z.n += int64(len(line))
-			if z.limit > 0 && z.n > z.limit {
-				z.over = true
-				return 0, ErrTooLarge
-			}
-			if z.blank && len(bytes.TrimSpace(line)) > 0 {
-				z.blank = false
-			}
-			z.pending = z.line(line, errors.Is(err, bufio.ErrBufferFull))
+// lineKind is where a line sits in the diff, as the normalizer follows it.
+type lineKind int
+
+const (
+	otherLine    lineKind = iota // outside a fragment's body: a header, a marker, text between files
+	fileLine                     // "diff --git" outside a fragment's body: a file's part starts
+	fragmentLine                 // an "@@" header whose counts the normalizer follows
+	bodyLine                     // a line of a fragment's body
+)
+
+// readLine returns the next line with its "\n" (the last line may have
+// none), valid until the next call, and where it sits. At the end of the
+// input it returns nil and io.EOF; on ErrTooLarge or a read error, nil and
+// that error.
+func (z *normalizer) readLine() ([]byte, lineKind, error) {
+	b, err := z.r.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) { // a line longer than the buffer: gather it
+		z.long = append(z.long[:0], b...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			b, err = z.r.ReadSlice('\n')
+			z.long = append(z.long, b...)
 		}
-		switch {
-		case err == nil, errors.Is(err, bufio.ErrBufferFull):
-		case err == io.EOF:
-			if len(z.pending) == 0 {
-				return 0, io.EOF
-			}
-		default:
-			z.err = err
-			return 0, err
-		}
+		b = z.long
 	}
-	n := copy(p, z.pending)
-	z.pending = z.pending[n:]
-	return n, nil
+	switch {
+	case err == nil, err == io.EOF && len(b) > 0:
+	case err == io.EOF:
+		return nil, otherLine, io.EOF
+	default:
+		z.err = err
+		return nil, otherLine, err
+	}
+	z.n += int64(len(b))
+	if z.limit > 0 && z.n > z.limit {
+		z.over = true
+		return nil, otherLine, ErrTooLarge
+	}
+	if z.blank && len(bytes.TrimSpace(b)) > 0 {
+		z.blank = false
+	}
+	if cap(z.long) > 1<<20 {
+		z.long = nil // do not keep a very long line's buffer (b still holds it)
+	}
+	b, kind := z.line(b)
+	return b, kind, nil
 }
 
-// line handles one piece of input: a whole line, or (partial) a piece of a
-// line longer than the buffer, which passes unchanged.
-func (z *normalizer) line(b []byte, partial bool) []byte {
-	first := !z.midLine
-	z.midLine = partial
-	if !first {
-		return b
-	}
+// line normalises one whole line (in place) and says where it sits.
+func (z *normalizer) line(b []byte) ([]byte, lineKind) {
 	if z.oldLeft > 0 || z.newLeft > 0 {
 		switch {
 		case b[0] == ' ' || b[0] == '\n' || b[0] == '\r':
 			z.oldLeft, z.newLeft = max(z.oldLeft-1, 0), max(z.newLeft-1, 0)
-			return b
+			return b, bodyLine
 		case b[0] == '-':
 			z.oldLeft--
-			return b
+			return b, bodyLine
 		case b[0] == '+':
 			z.newLeft--
-			return b
+			return b, bodyLine
 		case b[0] == '\\':
-			return trimCR(b)
+			return trimCR(b), bodyLine
 		}
 		z.oldLeft, z.newLeft = 0, 0 // lost count: the parser will say why
 	}
-	if !partial {
-		b = trimCR(b)
-		if bytes.HasPrefix(b, []byte("@@ ")) {
-			z.oldLeft, z.newLeft = fragmentCounts(b)
-		}
+	b = trimCR(b)
+	switch {
+	case bytes.HasPrefix(b, []byte("@@ ")):
+		z.oldLeft, z.newLeft = fragmentCounts(b)
+		return b, fragmentLine
+	case bytes.HasPrefix(b, []byte("diff --git ")):
+		return b, fileLine
 	}
-	return b
+	return b, otherLine
 }
 
 // trimCR turns a line's "\r\n" ending into "\n" (in place).

@@ -2,7 +2,6 @@ package hunks
 
 import (
 	"fmt"
-	"strings"
 )
 
 // VerifiedSource wraps read so a file is used for context only when its
@@ -24,18 +23,26 @@ func VerifiedSource(files []*File, read func(string) ([]byte, error)) func(strin
 		if err != nil {
 			return nil, err
 		}
-		lines := strings.Split(string(data), "\n")
-		for _, frag := range f.Fragments {
-			for _, l := range frag.Lines {
-				if l.Op == Delete {
-					continue
-				}
-				if l.NewLine < 1 || l.NewLine > len(lines) ||
-					strings.TrimSuffix(lines[l.NewLine-1], "\r") != strings.TrimSuffix(l.Text, "\r") {
-					return nil, fmt.Errorf("%s does not match the diff at line %d", path, l.NewLine)
-				}
-			}
+		if err := agrees(f, splitLines(string(data))); err != nil {
+			return nil, err
 		}
 		return data, nil
 	}
+}
+
+// agrees checks that lines, a file's content split into lines (splitLines),
+// hold the new side of f's diff: every context and added line at its line
+// number.
+func agrees(f *File, lines []string) error {
+	for _, frag := range f.Fragments {
+		for _, l := range frag.Lines {
+			if l.Op == Delete {
+				continue
+			}
+			if l.NewLine < 1 || l.NewLine > len(lines) || lines[l.NewLine-1] != l.Text {
+				return fmt.Errorf("%s does not match the diff at line %d", f.Path(), l.NewLine)
+			}
+		}
+	}
+	return nil
 }

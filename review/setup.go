@@ -3,6 +3,7 @@ package review
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -88,14 +89,31 @@ type Job struct {
 	SkillProblems skills.Problems
 }
 
+// Diff is the change a review plans: Plan filters its files and cuts them
+// into chunks under opts (hunks.Prepare's rules), reading them once. A
+// parsed change is a hunks.Files; a change read as it streams plans itself
+// with hunks.PrepareDiff, naming its input in its errors.
+type Diff interface {
+	Plan(opts hunks.Options) (*hunks.Plan, error)
+}
+
 // Prepare plans the review of a change: filters and chunks, skills, routes,
-// engine and work items. The paths in ignored are listed as not reviewed.
-func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored []Ignored, s Setup) (*Job, error) {
+// engine and work items. source reads the change's files at the reviewed
+// revision; their content is used only where it agrees with the diff
+// (hunks.Options.VerifySource, hunks.VerifiedSource). The paths in ignored
+// are listed as not reviewed.
+func Prepare(diff Diff, source func(string) ([]byte, error), ignored []Ignored, s Setup) (*Job, error) {
 	filters := s.Filters
-	filters.Source = source
-	hp, err := hunks.Prepare(files, filters)
-	if err != nil {
+	filters.Source, filters.VerifySource = source, source != nil
+	hp, err := diff.Plan(filters)
+	if errors.Is(err, hunks.ErrBadGlob) {
 		return nil, fmt.Errorf("filters.ignore: %w", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if source != nil {
+		source = hunks.VerifiedSource(hp.Files, source)
 	}
 	if s.Narrow != nil {
 		hp = s.Narrow(hp)
@@ -142,7 +160,7 @@ func Prepare(files []*hunks.File, source func(string) ([]byte, error), ignored [
 		return nil, err
 	}
 	plan.Ignored = append(plan.Ignored, ignored...)
-	plan.Secrets = append(withheldFindings(files, hp.Ignored, s.Secrets), plan.Secrets...)
+	plan.Secrets = append(withheldFindings(hp.Withheld, hp.Ignored, s.Secrets), plan.Secrets...)
 	plan.SkippedSkills, plan.SkillWarnings = skillNotes(found)
 	if in := plan.Instructions; in != nil {
 		log.Info("instructions", "mode", in.Mode, "from", cmp.Or(in.From, in.NotRead), "sources", len(in.Sources))

@@ -1,8 +1,10 @@
 // Package workdiff reads the change under review from a local checkout:
 // a unified diff file or a stream (spooled, and refused as it streams when
 // over the cap), the commits since a base revision, or the uncommitted
-// changes of the working tree. It returns the parsed files and a reader of
-// their reviewed contents that refuses paths leaving the repository.
+// changes of the working tree. The diff is planned as it streams (Plan:
+// hunks.PrepareDiff), never held whole; the reviewed files are read from
+// git through one long-lived process (internal/gitrepo.Files) or from the
+// working tree, refusing paths that leave the repository.
 //
 // Its errors are the user's input and name it the way the CLI's flags do
 // (--diff, --base); the caller maps them to its exit code. It reads no
@@ -19,6 +21,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/org/warden/hunks"
@@ -42,10 +45,16 @@ type Options struct {
 	AllowEmpty bool
 }
 
-// Change is the diff under review and a way to read its files at the
-// reviewed revision.
+// Change is the change under review: its diff, read once by Plan as it
+// streams, and a way to read its files at the reviewed revision. It holds
+// what reading it needs open (git's diff and cat-file processes, the
+// spooled standard input) until Close, which its owner calls when the
+// review is done; the context given to Read kills the git processes.
 type Change struct {
-	Files  []*hunks.File
+	// Source reads a file of the change (a path relative to the
+	// repository's top level) at the reviewed revision: from the commit
+	// for --base, else from the working tree. A path that leaves the
+	// repository is refused.
 	Source func(path string) ([]byte, error)
 	// Against is the revision the change is made against, whose tree is
 	// trusted for the repository's instructions (the change's own text
@@ -53,6 +62,14 @@ type Change struct {
 	// a repository, the merge base for --base; "" outside a repository or
 	// before its first commit. Why says why it is "".
 	Against, Why string
+
+	diff    io.Reader // the diff, for Plan
+	what    string    // the input, as errors name it: "--diff x.diff", "--base main"
+	parse   string    // how a parse error is named: what plus git's range
+	empty   error     // what an empty --diff is; nil: no error, nothing to review
+	git     io.Closer // git diff, whose status says whether the diff is whole
+	planned bool
+	closers []func() error
 }
 
 // Read gets the change the options name: a diff file or standard input
@@ -61,44 +78,50 @@ type Change struct {
 // the diff are relative to the repository's top level (as git writes
 // them), so files are read from there, whatever the working directory.
 //
-// A --diff that is empty is an error unless --allow-empty: a failed command
-// upstream in a pipe must not look like a clean review. It is read as it
-// streams, and refused before reading when its size is known to be over
-// the cap.
+// Read opens the input and checks what can be checked before planning
+// (the file, the repository, the base revision); Plan reads the diff. A
+// --diff that is empty is an error unless --allow-empty: a failed command
+// upstream in a pipe must not look like a clean review. A diff over the
+// cap is refused before it is read when its size is known, else as soon as
+// the cap is passed.
 func Read(ctx context.Context, o Options) (*Change, error) {
 	root := cmp.Or(o.Root, o.Dir)
-	var (
-		files        []*hunks.File
-		read         func(string) ([]byte, error)
-		err          error
-		against, why = "HEAD", ""
-	)
 	switch {
 	case o.Diff != "":
-		if files, err = readDiff(o); err != nil {
+		ch, err := readDiff(o)
+		if err != nil {
 			return nil, err
 		}
-		read = worktreeReader(root)
+		ch.Source, ch.Against = worktreeReader(root), "HEAD"
 		if err := checkRepo(ctx, o.Dir, root); err != nil {
-			against, why = "", "the diff is not read inside a git repository with a commit, whose HEAD would be trusted"
+			ch.Against, ch.Why = "", "the diff is not read inside a git repository with a commit, whose HEAD would be trusted"
 		}
+		return ch, nil
 	case o.Base != "":
 		if err := checkRepo(ctx, o.Dir, root); err != nil {
 			return nil, err
 		}
-		mb, err := gitrepo.MergeBase(ctx, root, o.Base, "HEAD")
+		// HEAD is read once: the diff and every file come from that commit.
+		files, err := gitrepo.OpenFiles(ctx, root, "HEAD")
 		if err != nil {
+			return nil, fmt.Errorf("--base %s: %v", o.Base, err)
+		}
+		head := files.Commit()
+		mb, err := gitrepo.MergeBase(ctx, root, o.Base, head)
+		if err != nil {
+			files.Close()
 			return nil, baseError(o.Base, err)
 		}
-		against = mb
-		diff, err := gitrepo.RangeDiff(ctx, root, o.Base, "HEAD")
+		diff, err := gitrepo.Stream(ctx, root, append(slices.Clone(gitrepo.DiffArgs), mb, head, "--")...)
 		if err != nil {
+			files.Close()
 			return nil, baseError(o.Base, err)
 		}
-		if files, err = hunks.Parse(bytes.NewReader(diff)); err != nil {
-			return nil, fmt.Errorf("git diff %s...HEAD: %v", o.Base, err)
-		}
-		read = func(path string) ([]byte, error) { return gitrepo.Output(ctx, root, "show", "HEAD:"+path) }
+		return &Change{
+			Source: files.ReadFile, Against: mb, diff: diff, git: diff,
+			what: "--base " + o.Base, parse: fmt.Sprintf("git diff %s...HEAD", o.Base),
+			closers: []func() error{diff.Close, files.Close},
+		}, nil
 	default:
 		if err := checkRepo(ctx, o.Dir, root); err != nil {
 			return nil, err
@@ -109,12 +132,51 @@ func Read(ctx context.Context, o Options) (*Change, error) {
 		if err != nil {
 			return nil, err
 		}
-		if files, err = hunks.Parse(bytes.NewReader(diff)); err != nil {
-			return nil, fmt.Errorf("git diff HEAD: %v", err)
-		}
-		read = worktreeReader(root)
+		return &Change{Source: worktreeReader(root), Against: "HEAD", diff: bytes.NewReader(diff), what: "git diff HEAD", parse: "git diff HEAD"}, nil
 	}
-	return &Change{Files: files, Source: hunks.VerifiedSource(files, read), Against: against, Why: why}, nil
+}
+
+// Plan plans the change with opts as its diff streams (hunks.PrepareDiff):
+// the review.Diff of a local change. It reads the diff once; its errors
+// name the input. A diff read from git counts only when git succeeded.
+func (c *Change) Plan(opts hunks.Options) (*hunks.Plan, error) {
+	if c.planned {
+		return nil, errors.New("workdiff: the change was planned already (its diff is read once)")
+	}
+	c.planned = true
+	plan, err := hunks.PrepareDiff(c.diff, gitrepo.MaxOutput, opts)
+	if c.git != nil {
+		// git failing on its own leaves a diff that may parse but is not
+		// whole: its error comes first. Stopped by the cap, it is not one.
+		if gerr := c.git.Close(); gerr != nil {
+			return nil, fmt.Errorf("%s: %v", c.what, gerr)
+		}
+	}
+	switch {
+	case errors.Is(err, hunks.ErrBadGlob):
+		return nil, err
+	case errors.Is(err, hunks.ErrEmpty) && c.empty != nil:
+		return nil, c.empty
+	case errors.Is(err, hunks.ErrEmpty):
+		return hunks.Prepare(nil, opts) // nothing to review
+	case errors.Is(err, hunks.ErrTooLarge):
+		return nil, fmt.Errorf("%s: %v (review a smaller range)", c.what, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %v", c.parse, err)
+	}
+	return plan, nil
+}
+
+// Close ends what the change holds open: git's processes (stopping a diff
+// that was not read to its end), the spooled standard input. It may be
+// called more than once.
+func (c *Change) Close() error {
+	var errs []error
+	for _, f := range c.closers {
+		errs = append(errs, f())
+	}
+	c.closers = nil
+	return errors.Join(errs...)
 }
 
 // TrustedTree opens the tree of c.Against in the repository at root, for
@@ -140,19 +202,20 @@ func (c *Change) TrustedTree(ctx context.Context, root string) (tree *gitrepo.Tr
 	return tree, from, ""
 }
 
-// readDiff parses the diff o.Diff names: a file, or standard input (-),
+// readDiff opens the diff o.Diff names: a file, or standard input (-),
 // spooled so that it is refused as it streams when over the cap.
-func readDiff(o Options) ([]*hunks.File, error) {
-	name, r := "standard input", o.Stdin
+func readDiff(o Options) (*Change, error) {
+	ch := &Change{}
+	name := "standard input"
 	if o.Diff == "-" {
-		f, err := spool(r, gitrepo.MaxOutput)
+		f, err := spool(o.Stdin, gitrepo.MaxOutput)
 		if err != nil {
 			return nil, fmt.Errorf("--diff %s: %v", name, err)
 		}
+		ch.diff = o.Stdin
 		if f != nil {
-			defer os.Remove(f.Name())
-			defer f.Close()
-			r = f
+			ch.diff = f
+			ch.closers = append(ch.closers, func() error { f.Close(); return os.Remove(f.Name()) })
 		}
 	} else {
 		name = o.Diff
@@ -164,22 +227,18 @@ func readDiff(o Options) ([]*hunks.File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--diff %s: %v", name, unwrapPathError(err))
 		}
-		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			f.Close()
 			return nil, fmt.Errorf("--diff %s: is a directory, not a diff file", name)
 		}
-		r = f
+		ch.diff = f
+		ch.closers = append(ch.closers, f.Close)
 	}
-	files, err := hunks.ParseLimit(r, gitrepo.MaxOutput)
-	switch {
-	case errors.Is(err, hunks.ErrEmpty) && o.AllowEmpty:
-		return nil, nil
-	case errors.Is(err, hunks.ErrEmpty):
-		return nil, fmt.Errorf("--diff %s: empty input, no diff to review (did the command before the pipe fail?); pass --allow-empty when an empty diff is expected", name)
-	case err != nil:
-		return nil, fmt.Errorf("--diff %s: %v", name, err)
+	ch.what, ch.parse = "--diff "+name, "--diff "+name
+	if !o.AllowEmpty {
+		ch.empty = fmt.Errorf("--diff %s: empty input, no diff to review (did the command before the pipe fail?); pass --allow-empty when an empty diff is expected", name)
 	}
-	return files, nil
+	return ch, nil
 }
 
 // spool copies a stream of unknown size (a pipe) to a temporary file, up to

@@ -9,6 +9,7 @@ import (
 	"github.com/org/warden/action"
 	"github.com/org/warden/cli"
 	"github.com/org/warden/config"
+	"github.com/org/warden/hunks"
 	"github.com/org/warden/review"
 )
 
@@ -76,7 +77,7 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			if r.Budget > 0 {
 				cfg.SetBudget(r.Budget)
 			}
-			job, err := planReview(e, cfg, &change{files: r.Change.Files, source: r.Change.Source, ignored: r.Change.Ignored}, config.ReviewSettings{
+			job, err := planReview(e, cfg, &change{diff: hunks.Files(r.Change.Files), source: r.Change.Source, ignored: r.Change.Ignored}, config.ReviewSettings{
 				Thresholds: r.Thresholds, SkillNames: r.SkillNames, Skills: r.Skills, Change: r.Info,
 				Cache: r.Cache, Narrow: r.Narrow, Untrusted: r.Untrusted, Instructions: r.Instructions,
 				InstructionsFrom: r.InstructionsFrom, InstructionsNotRead: r.InstructionsNotRead,

@@ -6,7 +6,6 @@ import (
 
 	"github.com/org/warden/cli"
 	"github.com/org/warden/config"
-	"github.com/org/warden/hunks"
 	"github.com/org/warden/review"
 	"github.com/org/warden/workdiff"
 )
@@ -14,7 +13,7 @@ import (
 // change is the diff under review and a way to read its files at the
 // reviewed revision.
 type change struct {
-	files  []*hunks.File
+	diff   review.Diff
 	source func(path string) ([]byte, error)
 	// ignored lists paths of the change that could not even be read (the
 	// files API omits the patch of a very large file, and stops at 3,000
@@ -24,7 +23,8 @@ type change struct {
 	// tree of the revision the change is made against (workdiff's
 	// Against), or nil and why not.
 	trusted config.ReviewSettings
-	close   func()
+	close   func() // closes the instructions' tree, once planning read it
+	stop    func() // ends git's processes and a spooled stdin, once the review and its report are done
 }
 
 // readChange gets the change the flags name (workdiff.Read): --diff, --base,
@@ -35,7 +35,7 @@ func readChange(ctx context.Context, e *env, o *cli.Review, instructions bool) (
 	if err != nil {
 		return nil, &usageError{err}
 	}
-	c := &change{files: ch.Files, source: ch.Source, close: func() {}}
+	c := &change{diff: ch, source: ch.Source, close: func() {}, stop: func() { ch.Close() }}
 	if !instructions {
 		return c, nil
 	}

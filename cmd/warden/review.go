@@ -25,6 +25,7 @@ func runReview(ctx context.Context, e *env, o *cli.Review) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
+	defer ch.stop() // git's processes live until the review and its report are done
 	s := ch.trusted // the instructions' tree, read while planning
 	s.Thresholds, s.SkillNames, s.DryRun, s.Cache = o.FailOn, o.Skills, o.DryRun, config.LocalResultsCache(e.getenv)
 	job, err := planReview(e, cfg, ch, s, o.Verbose)
@@ -64,7 +65,7 @@ func planReview(e *env, cfg *fileConfig, ch *change, s config.ReviewSettings, ve
 	s.Logger.Info("config", "file", cmp.Or(e.configFile, "none (defaults)"), "root", cmp.Or(e.root, e.dir))
 	s.Root, s.Getenv, s.Version = cmp.Or(e.root, e.dir), e.getenv, wardenBuild().Version
 	s.Held = e.held()
-	job, err := cfg.PrepareReview(ch.files, ch.source, ch.ignored, s)
+	job, err := cfg.PrepareReview(ch.diff, ch.source, ch.ignored, s)
 	if job != nil {
 		e.warnUnloaded(job.SkillProblems)
 	}

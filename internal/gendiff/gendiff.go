@@ -106,3 +106,14 @@ func WriteSkewed(w io.Writer, n, lines int) error {
 	}
 	return b.Flush()
 }
+
+// WriteNewFile writes a change that adds one file of n lines (a data dump:
+// "INSERT INTO t VALUES (i, 'a value');"), all of it one hunk.
+func WriteNewFile(w io.Writer, n int) error {
+	b := bufio.NewWriter(w)
+	fmt.Fprintf(b, "diff --git a/data/dump.sql b/data/dump.sql\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n+++ b/data/dump.sql\n@@ -0,0 +1,%d @@\n", n)
+	for i := range n {
+		fmt.Fprintf(b, "+INSERT INTO t VALUES (%d, 'a value');\n", i)
+	}
+	return b.Flush()
+}

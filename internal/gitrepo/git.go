@@ -1,9 +1,11 @@
-// Package gitrepo runs git for warden: its output capped, its diff format
-// fixed whatever the user's configuration says, and a commit's tree read as
-// an fs.FS from the object database (Tree), never from the working tree; a
-// merge base or why the local history has none (HistoryError); fetches
-// from a remote with an access token git gets through its environment
-// (Remote).
+// Package gitrepo runs git for warden: its output capped or streamed, its
+// diff format fixed whatever the user's configuration says, a commit's tree
+// read as an fs.FS from the object database (Tree), never from the working
+// tree, and a commit's files read by path (Files), both through one
+// long-lived `git cat-file --batch` process, not one git process per file
+// (Started counts the processes); a merge base or why the local history
+// has none (HistoryError); fetches from a remote with an access token git
+// gets through its environment (Remote).
 //
 // It owns how warden calls git. Of this module it imports only secrets (a
 // token in git's message is masked there), and it reads no environment of
@@ -23,6 +25,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/org/warden/secrets"
 )
@@ -76,13 +79,25 @@ var DiffArgs = []string{
 	"-c", "color.ui=never", "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "-C",
 }
 
+// started counts the git processes commandEnv made.
+var started atomic.Int64
+
+// Started is the number of git processes this package has started since
+// the program began (each command once, however long it lives): how a test
+// tells that reading a change costs a few processes, not one per file.
+func Started() int64 { return started.Load() }
+
+// command is git in dir with the process's environment.
 func command(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	return commandEnv(ctx, nil, dir, args...)
 }
 
 // commandEnv is git in dir with env as its environment (nil: the
-// process's), its pager and language fixed.
+// process's), its pager and language fixed: the one place a git process is
+// made (every function of the package runs git through it), so Started
+// counts them all.
 func commandEnv(ctx context.Context, env []string, dir string, args ...string) *exec.Cmd {
+	started.Add(1)
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	if env == nil {
 		env = os.Environ()
@@ -122,14 +137,77 @@ func OutputEnv(ctx context.Context, env []string, dir string, args ...string) ([
 	}
 	out := stdout.Bytes()
 	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		msg, _, _ = strings.Cut(msg, "\n")
-		return nil, fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+		return nil, failed(args, stderr.String(), err)
 	}
 	return out, nil
+}
+
+// failed is the error of a git command that failed: the command and the
+// first line of git's message (else how it ended).
+func failed(args []string, stderr string, err error) error {
+	msg := firstLine(stderr)
+	if msg == "" {
+		msg = err.Error()
+	}
+	return fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+}
+
+// Stream runs git in dir and returns its standard output as git writes it,
+// so that a large output is read as it comes and never held whole. What
+// was read is git's whole output only once the reader gave io.EOF and
+// Close returned nil: Close waits for git and returns its failure (naming
+// the command, quoting git's message). Closing before io.EOF stops git
+// (the reader wanted no more) and returns nil. The context kills git.
+func Stream(ctx context.Context, dir string, args ...string) (io.ReadCloser, error) {
+	s := &stream{args: args, stderr: &cappedBuffer{limit: 64 << 10}}
+	s.cmd = command(ctx, dir, args...)
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	s.cmd.Stderr = s.stderr
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	s.out = out
+	return s, nil
+}
+
+// stream is Stream's reader.
+type stream struct {
+	args   []string
+	cmd    *exec.Cmd
+	out    io.ReadCloser
+	stderr *cappedBuffer
+	eof    bool // git's output ended
+	closed bool
+	err    error
+}
+
+func (s *stream) Read(p []byte) (int, error) {
+	n, err := s.out.Read(p)
+	if err == io.EOF {
+		s.eof = true
+	}
+	return n, err
+}
+
+// Close waits for git; see Stream. It returns the same on every call.
+func (s *stream) Close() error {
+	if s.closed {
+		return s.err
+	}
+	s.closed = true
+	s.out.Close()
+	if !s.eof {
+		_ = s.cmd.Process.Kill() // the reader stopped early: git need not finish
+		_ = s.cmd.Wait()
+		return nil
+	}
+	if err := s.cmd.Wait(); err != nil {
+		s.err = failed(s.args, s.stderr.buf.String(), err)
+	}
+	return s.err
 }
 
 // IsRepo reports whether dir is inside a git checkout.
@@ -175,15 +253,16 @@ func WorktreeDiff(ctx context.Context, dir string) ([]byte, error) {
 	return diff, nil
 }
 
-// RangeDiff is the change from the merge-base of base and head to head: what
-// a pull request from head into base shows. A base or head the repository
+// RangeDiff streams the change from the merge-base of base and head to
+// head: what a pull request from head into base shows (Stream; the caller
+// must Close it, and caps what it reads). A base or head the repository
 // does not have, or two with no common ancestor, is a *HistoryError.
-func RangeDiff(ctx context.Context, dir, base, head string) ([]byte, error) {
+func RangeDiff(ctx context.Context, dir, base, head string) (io.ReadCloser, error) {
 	mb, err := MergeBase(ctx, dir, base, head)
 	if err != nil {
 		return nil, err
 	}
-	return Output(ctx, dir, append(DiffArgs, mb, head, "--")...)
+	return Stream(ctx, dir, append(DiffArgs, mb, head, "--")...)
 }
 
 // The history errors (HistoryError.Err).

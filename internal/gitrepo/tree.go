@@ -1,26 +1,18 @@
 package gitrepo
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os/exec"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
-
-// maxGitFileBytes bounds one file read from a git tree: warden reads
-// configuration and skills through it, which are small; a larger blob is
-// refused rather than held in memory.
-const maxGitFileBytes = 32 << 20
 
 // ErrSymlink is what reading a symbolic link of a git tree returns: links
 // are listed, never followed (a link's target is the blob's text, and
@@ -41,12 +33,7 @@ var ErrSymlink = errors.New("symbolic link: not followed in a git tree")
 type Tree struct {
 	rev   string
 	nodes map[string]*gitNode // by slash path; "." is the root
-
-	mu    sync.Mutex // serializes the batch protocol
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	out   *bufio.Reader
-	done  bool
+	b     *batch
 }
 
 // gitNode is one entry of the tree.
@@ -61,7 +48,7 @@ type gitNode struct {
 // OpenTree lists the tree of rev (a commit or tree-ish) in the
 // repository at dir. The caller must Close it.
 func OpenTree(ctx context.Context, dir, rev string) (*Tree, error) {
-	if rev == "" || strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, " \t\n\x00") {
+	if !validRev(rev) {
 		return nil, fmt.Errorf("git tree: %q is not a revision", rev)
 	}
 	oid, err := Output(ctx, dir, "rev-parse", "--verify", "--quiet", rev+"^{tree}")
@@ -86,19 +73,9 @@ func OpenTree(ctx context.Context, dir, rev string) (*Tree, error) {
 		slices.SortFunc(n.children, func(a, b *gitNode) int { return strings.Compare(a.name, b.name) })
 	}
 
-	cmd := command(ctx, dir, "cat-file", "--batch")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
+	if t.b, err = startBatch(ctx, dir); err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("git cat-file: %w", err)
-	}
-	t.cmd, t.stdin, t.out = cmd, stdin, bufio.NewReader(stdout)
 	return t, nil
 }
 
@@ -156,17 +133,7 @@ func (t *Tree) dir(p string) *gitNode {
 }
 
 // Close ends the cat-file process. Files already open stay readable.
-func (t *Tree) Close() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.done {
-		return nil
-	}
-	t.done = true
-	t.stdin.Close()
-	_, _ = io.Copy(io.Discard, t.out)
-	return t.cmd.Wait()
-}
+func (t *Tree) Close() error { return t.b.close() }
 
 func (t *Tree) lookup(op, name string) (*gitNode, error) {
 	if !fs.ValidPath(name) {
@@ -198,37 +165,20 @@ func (t *Tree) Open(name string) (fs.File, error) {
 	return &gitFile{node: n, r: bytes.NewReader(data)}, nil
 }
 
-// blob reads n's contents from the cat-file process.
+// blob reads n's contents from the cat-file process, by the id the
+// listing gave.
 func (t *Tree) blob(n *gitNode) ([]byte, error) {
-	if n.size > maxGitFileBytes {
-		return nil, fmt.Errorf("larger than %d MiB: not read from git", maxGitFileBytes>>20)
+	if n.size > MaxFileBytes {
+		return nil, fmt.Errorf("larger than %d MiB: not read from git", MaxFileBytes>>20)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.done {
-		return nil, fs.ErrClosed
+	typ, data, err := t.b.object(n.oid, MaxFileBytes)
+	switch {
+	case err != nil:
+		return nil, err
+	case typ != "blob" || int64(len(data)) != n.size:
+		return nil, fmt.Errorf("git cat-file %s: a %s of %d bytes, the listing said a blob of %d", n.oid, typ, len(data), n.size)
 	}
-	if _, err := io.WriteString(t.stdin, n.oid+"\n"); err != nil {
-		return nil, fmt.Errorf("git cat-file: %w", err)
-	}
-	header, err := t.out.ReadString('\n')
-	if err != nil {
-		return nil, fmt.Errorf("git cat-file: %w", err)
-	}
-	// "<oid> blob <size>\n", or "<oid> missing\n".
-	f := strings.Fields(header)
-	if len(f) != 3 || f[1] != "blob" {
-		return nil, fmt.Errorf("git cat-file %s: %s", n.oid, strings.TrimSpace(header))
-	}
-	size, err := strconv.ParseInt(f[2], 10, 64)
-	if err != nil || size != n.size {
-		return nil, fmt.Errorf("git cat-file %s: unexpected header %q", n.oid, strings.TrimSpace(header))
-	}
-	data := make([]byte, size+1) // and the newline that ends the record
-	if _, err := io.ReadFull(t.out, data); err != nil {
-		return nil, fmt.Errorf("git cat-file %s: %w", n.oid, err)
-	}
-	return data[:size], nil
+	return data, nil
 }
 
 // ReadFile implements fs.ReadFileFS.

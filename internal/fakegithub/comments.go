@@ -144,7 +144,7 @@ func (s *Server) createIssueComment(w http.ResponseWriter, r *http.Request) {
 	if !s.specOK(w, r, route) {
 		return
 	}
-	id := s.AddIssueComment(n, IssueComment{Body: *b.Body, User: "github-actions[bot]"})
+	id := s.AddIssueComment(n, IssueComment{Body: *b.Body, User: s.writer()})
 	var c IssueComment
 	for _, ic := range s.IssueComments(n) {
 		if ic.ID == id {
@@ -216,7 +216,7 @@ func (s *Server) replyToReviewComment(w http.ResponseWriter, r *http.Request) {
 	// commit are the thread's (so it is outdated with it).
 	c := ReviewComment{
 		Path: parent.Path, Line: parent.Line, StartLine: parent.StartLine, Side: parent.Side, StartSide: parent.StartSide,
-		Body: *b.Body, CommitID: cmp.Or(parent.CommitID, pr.HeadSHA), User: "github-actions[bot]", InReplyTo: root, hunk: parent.hunk,
+		Body: *b.Body, CommitID: cmp.Or(parent.CommitID, pr.HeadSHA), User: s.writer(), InReplyTo: root, hunk: parent.hunk,
 	}
 	s.mu.Lock()
 	c.ID = s.id()
@@ -279,7 +279,7 @@ func (s *Server) reactionHandlers(kind, listRoute, createRoute string) (list, cr
 		if !s.specOK(w, r, createRoute) {
 			return
 		}
-		const bot = "github-actions[bot]"
+		bot := s.writer()
 		// The same reaction by the same user again is GitHub's 200 with
 		// the existing one.
 		for _, re := range s.Reactions(kind, id) {

@@ -47,7 +47,7 @@ func TestFollowUp(t *testing.T) {
 	root := map[string]int64{}
 	for _, cm := range fake.ReviewComments(testPR) {
 		for _, f := range all {
-			if strings.Contains(cm.Body, "warden:fp:"+report.Fingerprint(f)) {
+			if strings.Contains(cm.Body, marker(f)) {
 				root[f.Title] = cm.ID
 			}
 		}
@@ -84,9 +84,9 @@ func TestFollowUp(t *testing.T) {
 		current := []review.Finding{down, resolvedByHand, dismissed, kept, untrusted}
 		fu := Follow(threads, current, nil, thumbs, trusted)
 		wantSuppressed := map[string]string{
-			report.Fingerprint(down):           SuppressedReaction,
-			report.Fingerprint(resolvedByHand): SuppressedResolved,
-			report.Fingerprint(dismissed):      SuppressedCommand,
+			"v2:" + report.Fingerprint(down):           SuppressedReaction,
+			"v2:" + report.Fingerprint(resolvedByHand): SuppressedResolved,
+			"v2:" + report.Fingerprint(dismissed):      SuppressedCommand,
 		}
 		if diff := cmp.Diff(wantSuppressed, fu.Suppressed); diff != "" {
 			t.Errorf("push %d: suppressed (-want +got):\n%s", push+1, diff)
@@ -181,5 +181,25 @@ func TestGraphQLURL(t *testing.T) {
 		if got := graphqlURL(c.gh.BaseURL); got != want {
 			t.Errorf("graphqlURL(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestHasCommentOnlyOwn: a marker counts only in a comment by the login the
+// token posts as; the same marker copied by a person or by another app on
+// the repository does not.
+func TestHasCommentOnlyOwn(t *testing.T) {
+	t.Parallel()
+	fake := fakegithub.New(testOwner, testRepo)
+	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base"})
+	c := start(t, fake, fakegithub.DefaultToken)
+	const m = "<!-- warden:some-marker -->"
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: "mallory", Body: "copied " + m})
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: "other-app[bot]", Body: "copied " + m})
+	if found, err := c.HasComment(t.Context(), testPR, m); err != nil || found {
+		t.Fatalf("HasComment with copies by a person and another app = %v, %v; want false", found, err)
+	}
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: DefaultTokenLogin, Body: "posted " + m})
+	if found, err := c.HasComment(t.Context(), testPR, m); err != nil || !found {
+		t.Fatalf("HasComment with warden's own comment = %v, %v; want true", found, err)
 	}
 }

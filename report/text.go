@@ -226,7 +226,7 @@ func textIgnored(buf *bytes.Buffer, r *review.Report, p palette) {
 	if len(r.Ignored) == 0 {
 		return
 	}
-	buf.WriteString("\n" + p.paint(sgrBold, "Not reviewed in full ("+strconv.Itoa(len(r.Ignored))+" paths)") + "\n")
+	buf.WriteString("\n" + p.paint(sgrBold, "Not reviewed in full ("+review.Count(len(r.Ignored))+" paths)") + "\n")
 	for _, g := range groupIgnored(r.Ignored) {
 		fmt.Fprintf(buf, "  %s (%s)\n", g.reason, review.Count(len(g.paths)))
 		for _, path := range g.paths[:min(len(g.paths), textMaxIgnored)] {

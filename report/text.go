@@ -164,7 +164,7 @@ func textNotReviewed(buf *bytes.Buffer, r *review.Report, c counts, p palette) {
 		}
 		return
 	}
-	buf.WriteString("\n" + p.paint(sgrBoldYel, "Not reviewed ("+strconv.Itoa(len(nr))+")") +
+	buf.WriteString("\n" + p.paint(sgrBoldYel, "Not reviewed ("+review.Count(len(nr))+")") +
 		" — no findings here does not mean no problems\n")
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  STATUS\tREASON\tROUTE\tSKILL\tLOCATION")
@@ -299,7 +299,7 @@ func textFallbacks(buf *bytes.Buffer, r *review.Report, p palette) {
 		}
 		return
 	}
-	buf.WriteString("\n" + p.paint(sgrBoldYel, "Fallbacks ("+strconv.Itoa(len(fbs))+")") + " — " +
+	buf.WriteString("\n" + p.paint(sgrBoldYel, "Fallbacks ("+review.Count(len(fbs))+")") + " — " +
 		fallbackSummary(fbs) + "\n")
 	for _, f := range fbs {
 		it := f.item

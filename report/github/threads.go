@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -492,31 +493,54 @@ func Suppress(r *review.Report, suppressed map[string]string) int {
 	return n
 }
 
+// fixedMarker ends warden's "Fixed in" reply in a thread, so that a later
+// run does not say it again.
+const fixedMarker = "<!-- warden:fixed -->"
+
+// saidFixed reports whether warden already replied in t that its finding
+// is fixed (a reply by warden's own login with fixedMarker, or one of an
+// earlier version's "Fixed in" replies, which had no marker).
+func (t Thread) saidFixed() bool {
+	return slices.ContainsFunc(t.Replies, func(r ThreadReply) bool {
+		return r.Warden && (strings.Contains(r.Body, fixedMarker) || strings.HasPrefix(r.Body, "Fixed in "))
+	})
+}
+
 // ResolveFixed resolves the threads of fixed findings, each with a
-// one-line reply naming the commit. It returns how many it resolved and,
-// when the token may not resolve threads, a note for the summary instead
-// of an error.
+// one-line reply naming the commit. A thread the token may not resolve
+// (GitHub runs resolveReviewThread only for a token with contents: write)
+// still gets the reply, once, which asks a person to resolve it. It
+// returns how many threads it resolved and, when some were left open, a
+// note for the summary instead of an error.
 func (c *Client) ResolveFixed(ctx context.Context, pr int, threads []Thread, commit string) (resolved int, note string, err error) {
 	short := commit
 	if len(short) > 7 {
 		short = short[:7]
 	}
-	denied := 0
+	denied, told := 0, 0
 	for _, t := range threads {
-		if !t.CanResolve {
-			denied++
-			continue
-		}
-		if err := c.Reply(ctx, pr, t.RootID, fmt.Sprintf("Fixed in %s: warden no longer finds this on the changed lines.", short)); err != nil {
-			if errors.Is(err, ErrNoWriteAccess) {
+		if !t.saidFixed() {
+			body := fmt.Sprintf("Fixed in %s: warden no longer finds this on the changed lines.", short)
+			if !t.CanResolve {
+				body += " Resolve this thread if you agree: warden's token may not resolve threads."
+			}
+			switch err := c.Reply(ctx, pr, t.RootID, body+"\n\n"+fixedMarker); {
+			case errors.Is(err, ErrNoWriteAccess):
 				denied++
 				continue
+			case err != nil:
+				return resolved, note, err
 			}
-			return resolved, note, err
+		}
+		if !t.CanResolve {
+			denied++
+			told++
+			continue
 		}
 		if err := c.ResolveThread(ctx, t.ID); err != nil {
 			if errors.Is(err, ErrNoWriteAccess) {
 				denied++
+				told++
 				continue
 			}
 			return resolved, note, err
@@ -526,6 +550,9 @@ func (c *Client) ResolveFixed(ctx context.Context, pr int, threads []Thread, com
 	if denied > 0 {
 		note = fmt.Sprintf("%d fixed %s not resolved: the token may not resolve review threads (it needs pull-requests: write, and contents: write for resolveReviewThread).",
 			denied, review.Plural(denied, "finding's thread was", "findings' threads were"))
+		if told > 0 {
+			note += fmt.Sprintf(" warden said in %s that the finding is fixed.", review.Plural(told, "that thread", "those threads"))
+		}
 	}
 	return resolved, note, nil
 }

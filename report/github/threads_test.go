@@ -203,3 +203,59 @@ func TestHasCommentOnlyOwn(t *testing.T) {
 		t.Fatalf("HasComment with warden's own comment = %v, %v; want true", found, err)
 	}
 }
+
+// TestResolveFixedReadmePermissions: with the README's permissions
+// (contents: read, pull-requests: write) GitHub does not let the token
+// resolve a thread, so warden says in the thread, once, that the finding
+// is fixed and asks a person to resolve it; a later run does not say it
+// again; a token with contents: write resolves it without another reply.
+func TestResolveFixedReadmePermissions(t *testing.T) {
+	t.Parallel()
+	fake := fakegithub.New(testOwner, testRepo)
+	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: threadFiles(patchV1)})
+	w := start(t, fake, fakegithub.DefaultToken)
+	f := finding(review.SeverityHigh, "a.go", 2, 2, "fixed later")
+	if _, err := w.PostReview(t.Context(), testPR, testHead, []review.Finding{f}, AnchorsFromFiles(toFiles(threadFiles(patchV1))), ReviewOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: threadFiles(patchV2)})
+	readme := start(t, fake, fake.GrantToken(fakegithub.Permissions{"contents": "read", "pull-requests": "write", "checks": "write"}, false))
+	replies := func() []string {
+		var out []string
+		for _, c := range fake.ReviewComments(testPR) {
+			if c.InReplyTo != 0 {
+				out = append(out, c.Body)
+			}
+		}
+		return out
+	}
+	for run := 1; run <= 2; run++ {
+		threads, err := readme.ReviewThreads(t.Context(), testPR)
+		if err != nil || len(threads) != 1 || threads[0].CanResolve {
+			t.Fatalf("run %d: ReviewThreads = %+v, %v; want one thread the token cannot resolve", run, threads, err)
+		}
+		fu := Follow(threads, nil, nil, nil, func(string) bool { return true })
+		n, note, err := readme.ResolveFixed(t.Context(), testPR, fu.Resolve, "abcdef0123456789")
+		if err != nil || n != 0 || !strings.Contains(note, "1 fixed finding's thread was not resolved") || !strings.Contains(note, "warden said in that thread that the finding is fixed") {
+			t.Errorf("run %d: ResolveFixed = %d, %q, %v", run, n, note, err)
+		}
+		if got := replies(); len(got) != 1 || !strings.HasPrefix(got[0], "Fixed in abcdef0: ") || !strings.Contains(got[0], "Resolve this thread if you agree") {
+			t.Errorf("run %d: replies %q; want one Fixed reply asking a person to resolve", run, got)
+		}
+		if ok, _ := fake.ThreadResolved(threads[0].RootID); ok {
+			t.Fatalf("run %d: a token without contents: write resolved the thread", run)
+		}
+	}
+	full := start(t, fake, fake.GrantToken(fakegithub.Permissions{"contents": "write", "pull-requests": "write"}, false))
+	threads, err := full.ReviewThreads(t.Context(), testPR)
+	if err != nil || len(threads) != 1 || !threads[0].CanResolve {
+		t.Fatalf("ReviewThreads with contents: write = %+v, %v", threads, err)
+	}
+	fu := Follow(threads, nil, nil, nil, func(string) bool { return true })
+	if n, note, err := full.ResolveFixed(t.Context(), testPR, fu.Resolve, "abcdef0123456789"); err != nil || n != 1 || note != "" {
+		t.Errorf("ResolveFixed with contents: write = %d, %q, %v; want 1 resolved", n, note, err)
+	}
+	if ok, _ := fake.ThreadResolved(threads[0].RootID); !ok || len(replies()) != 1 {
+		t.Errorf("with contents: write: resolved %v, replies %q; want resolved and no second reply", ok, replies())
+	}
+}

@@ -31,7 +31,7 @@ var homes = map[string]string{
 var (
 	conclusions   = []string{"success", "neutral", "failure", "cancelled", "skipped", "timed_out", "action_required"}
 	events        = []string{"COMMENT", "REQUEST_CHANGES", "APPROVE"}
-	titlePrefixes = []string{"Skipped: ", "Error: ", "Stale: ", "Cancelled: ", "Partial: ", "Complete: "}
+	titlePrefixes = []string{"Skipped: ", "Error: ", "Stale: ", "Cancelled: ", "Partial: ", "Complete: ", "Accepted by @"}
 )
 
 // TestOneHomePerDecision parses every non-test Go file of the production

@@ -76,6 +76,10 @@ type PlanRequest struct {
 	// Narrow, when set, narrows the planned chunks (an incremental
 	// review on a push).
 	Narrow func(*hunks.Plan) *hunks.Plan
+	// Untrusted says the pull request's author is not trusted
+	// (authorTrusted): exclusions by convention, which the author
+	// controls, do not apply (hunks.Options.Untrusted).
+	Untrusted bool
 	// Instructions is the base revision's tree the repository's
 	// instructions (AGENTS.md, CLAUDE.md, Copilot's, [[instructions]]
 	// files) are read from, never the pull request's; InstructionsFrom
@@ -208,6 +212,9 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 		a.complete(ctx, pub, out)
 		return a.skip(out.Title)
 	}
+	if a.in.TrustedAuthorsOnly && !authorTrusted(pr) && !opts.command {
+		return a.untrustedAuthor(ctx, pub, pr)
+	}
 	ch, err := readChange(ctx, a.svc.Workspace, a.svc.Git, pr, a.svc.GitHub, a.svc.Stderr)
 	if err != nil {
 		return fail(err)
@@ -217,7 +224,7 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 	req := PlanRequest{
 		Skills: tc.skills, Change: ch, Info: review.Change{Title: pr.Title, Body: pr.Body},
 		Thresholds: a.in.Thresholds, SkillNames: orSkills(opts.skills, a.in.Skills), Budget: a.in.Budget,
-		Cache: bot.cache, Narrow: bot.narrow,
+		Cache: bot.cache, Narrow: bot.narrow, Untrusted: !authorTrusted(pr),
 	}
 	req.Instructions, req.InstructionsFrom, req.InstructionsNotRead = tc.instructions()
 	job, err := tc.cfg.Plan(ctx, req)
@@ -367,10 +374,6 @@ func (a *runner) warnHeadCheckout(ctx context.Context, pr *PullRequest) {
 	}
 }
 
-// trustedAssociations are the author_association values the
-// trusted-authors-only input lets through.
-var trustedAssociations = map[string]bool{"OWNER": true, "MEMBER": true, "COLLABORATOR": true}
-
 // skipped says why pr is deliberately not reviewed ("" when it is), and
 // the check run's summary.
 func (a *runner) skipped(pr *PullRequest) (why, summary string) {
@@ -379,11 +382,20 @@ func (a *runner) skipped(pr *PullRequest) (why, summary string) {
 		return "draft pull request", "Drafts are not reviewed (input skip-drafts). Mark the pull request ready for review to run warden."
 	case pr.Bot && a.in.SkipBots:
 		return "pull request by " + pr.Author, "Pull requests by bots are not reviewed (input skip-bots)."
-	case a.in.TrustedAuthorsOnly && !trustedAssociations[pr.Association]:
-		return "the author is not a member, owner or collaborator",
-			fmt.Sprintf("Only pull requests by members, owners and collaborators of the repository are reviewed (input trusted-authors-only); this author's association is %s.", cmp.Or(pr.Association, "NONE"))
 	}
 	return "", ""
+}
+
+// untrustedAuthor ends the review of a pull request whose author the
+// trusted-authors-only input leaves unreviewed: nothing was reviewed, so
+// the check run gets the incomplete conclusion (by default one that does
+// not pass required checks), never a skipped one that would let the
+// author's change merge unread. A maintainer's /warden review reviews it.
+func (a *runner) untrustedAuthor(ctx context.Context, pub *ghreport.Publisher, pr *PullRequest) (Result, error) {
+	msg := fmt.Sprintf("warden did not review this pull request: only pull requests by members, owners and collaborators of the repository are reviewed automatically (input trusted-authors-only), and this author's association is %s. Nothing was reviewed. A maintainer can comment `/warden review` to review it, or `/warden accept [reason]` to accept it unreviewed.",
+		cmp.Or(pr.Association, "NONE"))
+	a.complete(ctx, pub, ghreport.NotReviewedOutput(a.in.IncompleteConclusion, "the author is not a member, owner or collaborator", msg))
+	return a.notReviewed(msg, "skipped", a.in.Mode == ModeFull)
 }
 
 // forkWithoutKey ends the review of a fork's pull request whose workflow
@@ -508,6 +520,12 @@ func (o outputs) Publish(_ context.Context, r *review.Report) error {
 	o.gha.SetOutput("high-count", strconv.Itoa(high))
 	o.gha.SetOutput("planned", strconv.Itoa(r.Summary.Planned))
 	o.gha.SetOutput("reviewed", strconv.Itoa(r.Summary.Reviewed))
+	o.gha.SetOutput("cached", strconv.Itoa(r.Summary.Cached))
+	cov := r.Coverage
+	o.gha.SetOutput("files-in-scope", strconv.Itoa(cov.InScope.Files))
+	o.gha.SetOutput("files-reviewed", strconv.Itoa(cov.Reviewed.Files))
+	o.gha.SetOutput("lines-in-scope", strconv.Itoa(cov.InScope.Lines))
+	o.gha.SetOutput("lines-reviewed", strconv.Itoa(cov.Reviewed.Lines))
 	o.gha.SetOutput("report-file", o.file.written)
 	return nil
 }

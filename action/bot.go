@@ -218,10 +218,10 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 	// unless the author is trusted (a fork's author must not silence
 	// findings on their own change). The same holds for whoever resolved
 	// a thread.
-	authorTrusted := trustedAssociations[pr.Association]
+	authorOK := authorTrusted(pr)
 	writers := &ghreport.Maintainers{Client: gh, Warn: func(line string) { a.gha.Warningf("warden: %s", line) }}
 	trusted := func(login string) bool {
-		return (login != pr.Author || authorTrusted) && writers.Trusted(ctx, login)
+		return (login != pr.Author || authorOK) && writers.Trusted(ctx, login)
 	}
 	fu := ghreport.Follow(threads, rep.Findings, nil, thumbs, trusted)
 	if !rep.Complete() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/org/warden/bot"
 	"github.com/org/warden/ghbot"
+	"github.com/org/warden/internal/gitrepo"
 	"github.com/org/warden/report"
 	ghreport "github.com/org/warden/report/github"
 )
@@ -98,6 +99,8 @@ func (a *runner) runCommand(ctx context.Context, event string, ce bot.Event) (Re
 		reply(d.Reply)
 	case bot.Dismiss:
 		failed = !a.dismiss(ctx, ce, d.Command, reply)
+	case bot.Accept:
+		failed = !a.accept(ctx, ce, d.Command.Reason, reply)
 	case bot.Review, bot.Resume:
 		res, err = a.commandReview(ctx, ce.PullRequest, d.Command)
 	}
@@ -110,7 +113,7 @@ func (a *runner) runCommand(ctx context.Context, event string, ce bot.Event) (Re
 	} else {
 		react(reactDone)
 	}
-	if d.Command.Kind == bot.Help || d.Command.Kind == bot.Dismiss {
+	if d.Command.Kind == bot.Help || d.Command.Kind == bot.Dismiss || d.Command.Kind == bot.Accept {
 		return Result{Verdict: VerdictSkipped}, nil
 	}
 	return res, nil
@@ -325,4 +328,52 @@ func (a *runner) dismissByID(ctx context.Context, ce bot.Event, cmd bot.Command,
 	}
 	reply(fmt.Sprintf("warden: no finding `%s` on this pull request (the ids are in warden's findings comment). Nothing was dismissed.", cmd.Target))
 	return false
+}
+
+// accept records a trusted `/warden accept [reason]`: the check run of
+// the pull request's current head, when it fails required checks only
+// because its review is incomplete (ghreport.Acceptable), is completed
+// again as accepted (ghreport.AcceptedOutput): it passes, and its summary
+// records who accepted which commit, when and why. A check that is
+// running, already passes, or fails on findings is left as it is, and the
+// reply says why.
+func (a *runner) accept(ctx context.Context, ce bot.Event, reason string, reply func(string)) bool {
+	gh := a.svc.GitHub
+	p, err := gh.PullRequest(ctx, ce.PullRequest)
+	if err != nil {
+		a.gha.Warningf("warden: accept: reading pull request #%d: %v", ce.PullRequest, err)
+		reply("warden: could not read the pull request; nothing was accepted.")
+		return false
+	}
+	head := p.GetHead().GetSHA()
+	short := gitrepo.Short(head)
+	run, ok, err := gh.LatestCheckRun(ctx, a.in.CheckName, head)
+	if err != nil {
+		a.gha.Warningf("warden: accept: %v", err)
+		reply("warden: could not read the check runs of " + short + "; nothing was accepted.")
+		return false
+	}
+	why := ""
+	switch {
+	case !ok:
+		why = fmt.Sprintf("there is no `%s` check run on the head commit %s to accept", a.in.CheckName, short)
+	case run.Status != "completed":
+		why = fmt.Sprintf("the review of %s is still running; accept it when it has ended", short)
+	case ghreport.Passes(run.Conclusion):
+		why = fmt.Sprintf("the check run on %s already passes (%s)", short, run.Conclusion)
+	case !ghreport.IsAcceptable(run.Summary):
+		why = fmt.Sprintf("the check run on %s does not fail for an incomplete review (%s): findings at or above fail-on are fixed or dismissed (`/warden dismiss`), an error is fixed, not accepted", short, report.Neutralize(report.OneLine(run.Title), ""))
+	}
+	if why != "" {
+		reply("warden: " + why + ". Nothing was accepted.")
+		return false
+	}
+	out := ghreport.AcceptedOutput(run.Title, run.Summary, ghreport.Acceptance{By: ce.Comment.Author, Commit: head, Reason: reason, At: time.Now()})
+	if err := gh.CompleteCheckRun(ctx, run.ID, out); err != nil {
+		a.gha.Warningf("warden: accept: %v", err)
+		reply("warden: could not update the check run on " + short + "; nothing was accepted.")
+		return false
+	}
+	reply(fmt.Sprintf("warden: @%s accepted the incomplete review of %s: its check run now passes required checks and records who accepted it, when and why. What it did not review stays unreviewed.", ce.Comment.Author, short))
+	return true
 }

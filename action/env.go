@@ -65,7 +65,7 @@ func (env Env) Connect(in *Inputs, dir string) (Services, Event, error) {
 	// Every content-creating request goes through one write budget:
 	// GitHub's secondary limits (80 a minute, 500 an hour).
 	client, err := ghreport.New(ghreport.Config{APIURL: cmp.Or(env.Getenv("GITHUB_API_URL"), "https://api.github.com"),
-		ServerURL: env.Getenv("GITHUB_SERVER_URL"), Token: token, Owner: owner, Repo: repo,
+		ServerURL: env.Getenv("GITHUB_SERVER_URL"), Token: token, Login: in.TokenLogin, Owner: owner, Repo: repo,
 		HTTPClient: &http.Client{Transport: ghreport.NewWriteBudget().RoundTripper(nil)}})
 	if err != nil {
 		return Services{}, Event{}, fmt.Errorf("GITHUB_API_URL: %v", err)

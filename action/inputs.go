@@ -70,6 +70,9 @@ type Inputs struct {
 	// CommandTrust are the author associations whose /warden commands run
 	// (input command-associations); nil means bot.DefaultTrusted.
 	CommandTrust []string
+	// TokenLogin is the login the token posts as (input
+	// github-token-login); "" means ask GitHub (ghreport.Client.Identity).
+	TokenLogin string
 }
 
 // DefaultInputs are the inputs' defaults, as action.yml states them.
@@ -113,6 +116,10 @@ func ParseInputs(get func(name string) string) (Inputs, error) {
 		}
 	}
 	in.ReportPath = r.get("report-path")
+	in.TokenLogin = r.get("github-token-login")
+	if strings.ContainsAny(in.TokenLogin, " /\t\n<>") {
+		r.bad("input github-token-login: %q is not a GitHub login", in.TokenLogin)
+	}
 	if v := r.get("results-cache-secret"); v != "" {
 		in.ResultsCacheSecret = []byte(v)
 	}

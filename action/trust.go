@@ -243,6 +243,20 @@ func copySkills(tree fs.FS, tmp string) (dir string, warnings []string, err erro
 	return dir, warnings, nil
 }
 
+// trustedAssociations are the author_association values whose pull
+// requests the Action trusts: the repository's owner, its organization's
+// members and its collaborators.
+var trustedAssociations = map[string]bool{"OWNER": true, "MEMBER": true, "COLLABORATOR": true}
+
+// authorTrusted is the one decision of whether the Action trusts the
+// author of pr: an owner, member or collaborator (author_association),
+// wherever the change comes from. An untrusted author controls more than
+// the code: the conventions that exclude files from a review (a generated
+// header, a *_generated.go name, a build/ directory) do not apply to the
+// change (PlanRequest.Untrusted), the author's dismissals do not count
+// (followUp), and trusted-authors-only does not review the change.
+func authorTrusted(pr *PullRequest) bool { return trustedAssociations[pr.Association] }
+
 // unwrapPathError drops the *fs.PathError wrapper whose path the caller
 // already names (review.UnwrapPathError, the one home).
 var unwrapPathError = review.UnwrapPathError

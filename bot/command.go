@@ -28,9 +28,10 @@ const (
 	Dismiss             // /warden dismiss [reason], as a reply to a finding
 	Help                // /warden help
 	Unknown             // /warden <something else>
+	Accept              // /warden accept [reason]: accept an incomplete review of the head
 )
 
-var kindNames = [...]string{"none", "review", "resume", "dismiss", "help", "unknown"}
+var kindNames = [...]string{"none", "review", "resume", "dismiss", "help", "unknown", "accept"}
 
 func (k Kind) String() string {
 	if k < 0 || int(k) >= len(kindNames) {
@@ -45,7 +46,8 @@ type Command struct {
 	// Skills are the --skill names of a review, in order, without
 	// repeats; empty means the configured skills.
 	Skills []string
-	// Reason is a dismissal's reason, one line, at most MaxReason runes.
+	// Reason is a dismissal's or an acceptance's reason, one line, at
+	// most MaxReason runes.
 	Reason string
 	// Target is the finding a dismissal names by its id in warden's
 	// findings comment ("w" and seven hex digits, the reason's first
@@ -161,10 +163,13 @@ func parseFields(args []string, line string) Command {
 		return c
 	case "help":
 		return Command{Kind: Help}
-	case "dismiss":
+	case "dismiss", "accept":
 		// The reason is the rest of the line, as written.
 		rest := strings.TrimSpace(line[len(strings.Fields(line)[0]):])
 		rest = strings.TrimSpace(rest[len(args[0]):])
+		if strings.EqualFold(args[0], "accept") {
+			return Command{Kind: Accept, Reason: clip(strings.Join(strings.Fields(rest), " "), MaxReason)}
+		}
 		c := Command{Kind: Dismiss}
 		if len(args) > 1 && findingID.MatchString(args[1]) {
 			c.Target = args[1]

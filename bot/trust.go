@@ -149,4 +149,5 @@ const HelpText = "**warden commands** (in a comment on the pull request; by the 
 	"- `/warden resume`: finish the last review: only the items it did not review are sent to the model.\n" +
 	"- `/warden dismiss [reason]`: as a reply to a warden comment, dismiss that finding; it is not posted again on this pull request.\n" +
 	"- `/warden dismiss <id> [reason]`: dismiss the finding with that id in warden's findings comment (the findings that are not inline comments).\n" +
+	"- `/warden accept [reason]`: accept the incomplete review of the current head as it is: its check run passes required checks and records who accepted it, when and why.\n" +
 	"- `/warden help`: this list."

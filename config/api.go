@@ -56,7 +56,8 @@ func (c *fileConfig) Setup() review.Setup {
 		Configured: configured, Policy: c.policy(),
 		MaxTokens: c.Review.MaxTokens, BatchSkills: c.Review.BatchSkills,
 		Verify: c.verifyMode(), VerifyRoute: c.Review.VerifyRoute,
-		Instructions: c.instructionsSetup(),
+		LimitsOutOfScope: c.Filters.LimitsOutOfScope,
+		Instructions:     c.instructionsSetup(),
 	}
 }
 
@@ -109,6 +110,9 @@ type ReviewSettings struct {
 	Narrow     func(*hunks.Plan) *hunks.Plan // an incremental review's narrowing; nil: the whole change
 	Getenv     func(string) string
 	Version    string // the tool's, for the routes' User-Agent
+	// Untrusted says the change's author is not trusted: the exclusions by
+	// convention do not apply (hunks.Options.Untrusted).
+	Untrusted bool
 	// Instructions is the trusted revision's tree the repository's
 	// instructions are read from (the pull request's base in the Action,
 	// HEAD or the merge base locally; never the change itself), named by
@@ -134,6 +138,7 @@ func (c *fileConfig) PrepareReview(diff review.Diff, source func(string) ([]byte
 	setup.Skills = cmp.Or[fs.FS](s.Skills, os.DirFS(s.Root))
 	setup.SkillNames, setup.Change, setup.Logger, setup.Thresholds = s.SkillNames, s.Change, s.Logger, th
 	setup.Cache, setup.Narrow = s.Cache, s.Narrow
+	setup.Filters.Untrusted = s.Untrusted
 	setup.Instructions.Repo, setup.Instructions.From, setup.Instructions.NotRead = s.Instructions, s.InstructionsFrom, s.InstructionsNotRead
 	setup.Secrets = secrets.NewScanner(append(c.Secrets(s.Getenv), s.Held...)...)
 	setup.Context = c.ContextOptions(os.DirFS(s.Root))

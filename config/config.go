@@ -162,6 +162,10 @@ type filterConfig struct {
 	MaxFiles        int      `toml:"max_files"`
 	MaxChangedLines int      `toml:"max_changed_lines"`
 	MaxFileBytes    int64    `toml:"max_file_bytes"`
+	// LimitsOutOfScope puts what the limits above drop out of the review's
+	// scope: a review that reviewed the rest is complete (the report says
+	// what was left out). Default false: it is partial.
+	LimitsOutOfScope bool `toml:"limits_out_of_scope"`
 }
 
 type skillConfig struct {

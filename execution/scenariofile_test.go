@@ -297,7 +297,7 @@ func measure(w *world, f *figures) {
 			items[i].Status = review.StatusSkipped
 		}
 	}
-	f.outcome = review.Decide(items)
+	f.outcome = review.Decide(items, nil)
 }
 
 // runScenario runs the scenario through the engine; call it in a bubble.

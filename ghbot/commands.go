@@ -150,7 +150,8 @@ func (s *Store) GetReviewComment(ctx context.Context, id int64) (ReviewComment, 
 	return out, nil
 }
 
-// Handled reports whether a bot already reacted 👀 to review comment id:
+// Handled reports whether warden's own login (Ours) already reacted 👀 to
+// review comment id (another account's 👀 does not count):
 // warden's mark of a command it took up (a second follow-up of the same
 // run, or a re-run, does nothing).
 func (s *Store) Handled(ctx context.Context, id int64) (bool, error) {
@@ -161,8 +162,11 @@ func (s *Store) Handled(ctx context.Context, id int64) (bool, error) {
 		return false, s.Client.Fail(fmt.Sprintf("list reactions of review comment %d", id), false, err)
 	}
 	for _, r := range rs {
-		if r.GetContent() == "eyes" && r.GetUser().GetType() == "Bot" {
-			return true, nil
+		if r.GetContent() != "eyes" {
+			continue
+		}
+		if ours, err := s.Client.Ours(ctx, r.GetUser().GetLogin()); err != nil || ours {
+			return ours, err
 		}
 	}
 	return false, nil

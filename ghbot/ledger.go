@@ -109,8 +109,9 @@ type Ledger struct {
 }
 
 // LoadLedger reads pull request pr's ledger: the first conversation comment
-// by a bot that carries the ledger's state marker (a person's comment with
-// one is not warden's). None is an empty ledger.
+// by warden's own login (Client.Ours) that carries the ledger's state
+// marker; the same marker in anyone else's comment, a person's or another
+// app's, is not warden's. None is an empty ledger.
 func LoadLedger(ctx context.Context, c *ghreport.Client, pr int) (*Ledger, error) {
 	l := &Ledger{client: c, pr: pr, repoURL: c.RepoURL()}
 	client, owner, repo := c.REST()
@@ -122,7 +123,11 @@ func LoadLedger(ctx context.Context, c *ghreport.Client, pr int) (*Ledger, error
 			return nil, c.Fail(fmt.Sprintf("list the comments of pull request #%d", pr), false, err)
 		}
 		for _, ic := range cs {
-			if ic.GetUser().GetType() != "Bot" {
+			ours, err := c.Ours(ctx, ic.GetUser().GetLogin())
+			if err != nil {
+				return nil, err
+			}
+			if !ours {
 				continue
 			}
 			m := ledgerRE.FindStringSubmatch(ic.GetBody())

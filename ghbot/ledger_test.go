@@ -33,15 +33,18 @@ func finding(path string, line int, title string) review.Finding {
 
 // TestLedgerRoundTrip: a ledger saved once is one comment, read back with
 // its entries; a save with nothing changed writes nothing; a dismissal
-// and a fix are kept; a person's comment that copies the state marker is
-// not warden's.
+// and a fix are kept; a person's or another app's comment that copies the
+// state marker is not warden's.
 func TestLedgerRoundTrip(t *testing.T) {
 	t.Parallel()
 	gh, c := ledgerWorld(t)
 	gh.AddIssueComment(5, fakegithub.IssueComment{User: "mallory", Body: "forged <!-- warden:ledger:v1 " + encodeState(ledgerState{Entries: []LedgerEntry{{FP: "0123456789abcdef", State: EntryDismissed}}}) + " -->"})
+	// Another app on the repository is a bot too, but not the one warden
+	// posts as (the default token's github-actions[bot]).
+	gh.AddIssueComment(5, fakegithub.IssueComment{User: "other-app[bot]", Body: "copied <!-- warden:ledger:v1 " + encodeState(ledgerState{Entries: []LedgerEntry{{FP: "fedcba9876543210", State: EntryDismissed}}}) + " -->"})
 	l, err := LoadLedger(context.Background(), c, 5)
 	if err != nil || len(l.Entries()) != 0 {
-		t.Fatalf("LoadLedger with only a person's copy of the marker = %v, %v; want an empty ledger", l.Entries(), err)
+		t.Fatalf("LoadLedger with only a person's and another app's copies of the marker = %v, %v; want an empty ledger", l.Entries(), err)
 	}
 	fs := []review.Finding{finding("a.go", 3, "Unchecked error"), finding("b.go", 7, "Race"), finding("c.go", 1, "Leak")}
 	line, err := l.Overflow("h1")(context.Background(), fs)
@@ -56,8 +59,8 @@ func TestLedgerRoundTrip(t *testing.T) {
 	if err := l.Save(context.Background(), "h2"); err != nil {
 		t.Fatal(err)
 	}
-	edits := gh.IssueComments(5)[1].Edits
-	if err := l.Save(context.Background(), "h2"); err != nil || gh.IssueComments(5)[1].Edits != edits {
+	edits := gh.IssueComments(5)[2].Edits
+	if err := l.Save(context.Background(), "h2"); err != nil || gh.IssueComments(5)[2].Edits != edits {
 		t.Errorf("a save with nothing changed edited the comment")
 	}
 
@@ -78,7 +81,7 @@ func TestLedgerRoundTrip(t *testing.T) {
 	if again.Head() != "h2" || len(again.Posted()) != 3 {
 		t.Errorf("head %q, posted %v", again.Head(), again.Posted())
 	}
-	body := gh.IssueComments(5)[1].Body
+	body := gh.IssueComments(5)[2].Body
 	for _, want := range []string{"1 open finding could not", "**Dismissed (1)**", "dismissed by @\u200balice: by design \\| &lt;b>really&lt;/b>", "**Fixed (1)**", "fixed in h2"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the comment does not say %q:\n%s", want, body)

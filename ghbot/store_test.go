@@ -252,3 +252,23 @@ func TestParseButtonPress(t *testing.T) {
 		t.Errorf("a press without its check run: no error")
 	}
 }
+
+// TestHandledOnlyByOwnReaction: a command is taken up once, marked by a 👀
+// from warden's own login; the same reaction from the commenter or from
+// another app on the repository does not make warden skip it.
+func TestHandledOnlyByOwnReaction(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.gh.AddPullRequest(fakegithub.PullRequest{Number: 7, HeadSHA: "h1", BaseSHA: "b"})
+	id := w.gh.AddReviewComment(7, fakegithub.ReviewComment{User: "mallory", Body: "/warden dismiss"})
+	s := &Store{Client: w.client}
+	w.gh.AddReaction(fakegithub.OnReviewComment, id, fakegithub.Reaction{Content: "eyes", User: "mallory"})
+	w.gh.AddReaction(fakegithub.OnReviewComment, id, fakegithub.Reaction{Content: "eyes", User: "other-app[bot]"})
+	if done, err := s.Handled(context.Background(), id); err != nil || done {
+		t.Fatalf("Handled with 👀 from the commenter and another app = %v, %v; want false", done, err)
+	}
+	w.gh.AddReaction(fakegithub.OnReviewComment, id, fakegithub.Reaction{Content: "eyes", User: ghreport.DefaultTokenLogin})
+	if done, err := s.Handled(context.Background(), id); err != nil || !done {
+		t.Fatalf("Handled with 👀 from %s = %v, %v; want true", ghreport.DefaultTokenLogin, done, err)
+	}
+}

@@ -52,6 +52,17 @@
 // it past vendored, lockfile, minified and generated, not past the reasons
 // above them (there is nothing to review in those).
 //
+// Each entry's Lines counts the changed lines it leaves unreviewed (all of
+// the file's, or for limit:lines:partial those past its share), so that a
+// caller can say how much of the change in scope a limit dropped.
+//
+// vendored, lockfile, minified and generated are conventions the change's
+// author controls: anyone can add a "Code generated ... DO NOT EDIT." line
+// or name a file *_generated.go. With Options.Untrusted (an author the
+// repository does not trust) they are not applied: such files are reviewed
+// like the others and listed in Plan.Conventions with the reason they would
+// have had. The Ignore globs are the repository's own and still apply.
+//
 // # Priority and limits
 //
 // A chunk's Priority is 1000 × (4 for source, 3 for tests, 2 for docs, 1 for

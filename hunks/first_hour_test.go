@@ -158,7 +158,7 @@ func TestParseCRLF(t *testing.T) {
 		t.Errorf("Parse(CRLF diff) mismatch (-LF with CRLF lines +got):\n%s", diff)
 	}
 	plan := mustPrepare(t, got, Options{})
-	if diff := cmp.Diff([]Ignored{{"go.sum", "lockfile"}}, plan.Ignored); diff != "" {
+	if diff := cmp.Diff([]Ignored{{"go.sum", "lockfile", 2}}, plan.Ignored); diff != "" {
 		t.Errorf("Prepare(CRLF diff) Ignored mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -253,7 +253,7 @@ func TestPrepareLimits(t *testing.T) {
 		{
 			name:  "files: the lowest priority goes",
 			files: []*File{doc, small, addedN("a_test.go", 1)}, opts: Options{MaxFiles: 2},
-			wantPaths: []string{"small.go", "a_test.go"}, wantIgnored: []Ignored{{"doc.md", "limit:files"}},
+			wantPaths: []string{"small.go", "a_test.go"}, wantIgnored: []Ignored{{"doc.md", "limit:files", 3}},
 		},
 		{
 			name:  "lines: everything fits",
@@ -264,20 +264,20 @@ func TestPrepareLimits(t *testing.T) {
 			name:  "lines: the largest file is cut to its share",
 			files: []*File{doc, small, big}, opts: Options{MaxChangedLines: 12},
 			// 2 + 3 + 7 = 12: the two small files whole, big.go its first 7 lines.
-			wantPaths: []string{"big.go", "small.go", "doc.md"}, wantIgnored: []Ignored{{"big.go", "limit:lines:partial"}},
+			wantPaths: []string{"big.go", "small.go", "doc.md"}, wantIgnored: []Ignored{{"big.go", "limit:lines:partial", 3}},
 			wantLines: map[string]int{"big.go": 7, "small.go": 2, "doc.md": 3},
 		},
 		{
 			name:  "lines: every file gets a share",
 			files: []*File{doc, small, big, addedN("tiny.txt", 1)}, opts: Options{MaxChangedLines: 11},
 			wantPaths:   []string{"big.go", "small.go", "doc.md", "tiny.txt"},
-			wantIgnored: []Ignored{{"big.go", "limit:lines:partial"}},
+			wantIgnored: []Ignored{{"big.go", "limit:lines:partial", 5}},
 			wantLines:   map[string]int{"big.go": 5, "small.go": 2, "doc.md": 3, "tiny.txt": 1},
 		},
 		{
 			name:  "lines: a file over the whole budget cannot take it",
 			files: []*File{doc, small, huge}, opts: Options{MaxChangedLines: 12},
-			wantPaths: []string{"huge.go", "small.go", "doc.md"}, wantIgnored: []Ignored{{"huge.go", "limit:lines:partial"}},
+			wantPaths: []string{"huge.go", "small.go", "doc.md"}, wantIgnored: []Ignored{{"huge.go", "limit:lines:partial", 43}},
 			wantLines: map[string]int{"huge.go": 7, "small.go": 2, "doc.md": 3},
 		},
 		{
@@ -294,24 +294,24 @@ func TestPrepareLimits(t *testing.T) {
 			}(),
 			opts:      Options{MaxChangedLines: 100},
 			wantPaths: []string{"f00.go", "f01.go", "f02.go", "f03.go", "f04.go", "f05.go", "f06.go", "f07.go", "f08.go", "f09.go"},
-			wantIgnored: []Ignored{{"f10.go", "limit:lines"}, {"f11.go", "limit:lines"}, {"f12.go", "limit:lines"},
-				{"f13.go", "limit:lines"}, {"f14.go", "limit:lines"}, {"f15.go", "limit:lines"}, {"f16.go", "limit:lines"},
-				{"f17.go", "limit:lines"}, {"f18.go", "limit:lines"}, {"f19.go", "limit:lines"}},
+			wantIgnored: []Ignored{{"f10.go", "limit:lines", 10}, {"f11.go", "limit:lines", 10}, {"f12.go", "limit:lines", 10},
+				{"f13.go", "limit:lines", 10}, {"f14.go", "limit:lines", 10}, {"f15.go", "limit:lines", 10}, {"f16.go", "limit:lines", 10},
+				{"f17.go", "limit:lines", 10}, {"f18.go", "limit:lines", 10}, {"f19.go", "limit:lines", 10}},
 		},
 		{
 			name:  "bytes: added text",
 			files: []*File{small, added("long.go", strings.Repeat("x", 60))}, opts: Options{MaxFileBytes: 50},
-			wantPaths: []string{"small.go"}, wantIgnored: []Ignored{{"long.go", "limit:bytes"}},
+			wantPaths: []string{"small.go"}, wantIgnored: []Ignored{{"long.go", "limit:bytes", 1}},
 		},
 		{
 			name:  "bytes: Source size",
 			files: []*File{small}, opts: Options{MaxFileBytes: 1000, Source: kb},
-			wantPaths: nil, wantIgnored: []Ignored{{"small.go", "limit:bytes"}},
+			wantPaths: nil, wantIgnored: []Ignored{{"small.go", "limit:bytes", 2}},
 		},
 		{
 			name:  "bytes: before files",
 			files: []*File{big, small}, opts: Options{MaxFiles: 1, MaxFileBytes: 20},
-			wantPaths: []string{"small.go"}, wantIgnored: []Ignored{{"big.go", "limit:bytes"}},
+			wantPaths: []string{"small.go"}, wantIgnored: []Ignored{{"big.go", "limit:bytes", 10}},
 		},
 	}
 	for _, tt := range tests {

@@ -23,7 +23,7 @@ func TestSecretFilesWithheld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Ignored{{Path: ".env", Reason: "secret:dotenv"}, {Path: "id_ed25519", Reason: "secret:private-key"}}
+	want := []Ignored{{Path: ".env", Reason: "secret:dotenv", Lines: 1}, {Path: "id_ed25519", Reason: "secret:private-key", Lines: 1}}
 	if diff := cmp.Diff(want, plan.Ignored); diff != "" {
 		t.Errorf("Ignored mismatch (-want +got):\n%s", diff)
 	}

@@ -67,8 +67,11 @@ func referencePrepare(files []*File, opts Options) (*Plan, error) {
 	var cands []*candidate
 	for i, f := range files {
 		c, reason := filter(f, tail{}, ignore, p.opts)
-		if reason != "" {
-			p.dropFile(f, reason)
+		switch {
+		case reason != "" && c != nil && p.opts.Untrusted:
+			p.plan.Conventions = append(p.plan.Conventions, Ignored{Path: c.path, Reason: reason, Lines: c.changed})
+		case reason != "":
+			p.dropFile(f, tail{}, reason)
 			continue
 		}
 		c.seq = i
@@ -80,9 +83,9 @@ func referencePrepare(files []*File, opts Options) (*Plan, error) {
 	for _, c := range cands {
 		switch {
 		case c.size > p.opts.MaxFileBytes:
-			p.drop(c.path, "limit:bytes")
+			p.drop(c.path, "limit:bytes", c.changed)
 		case len(p.best) >= p.opts.MaxFiles:
-			p.drop(c.path, "limit:files")
+			p.drop(c.path, "limit:files", c.changed)
 		default:
 			p.best = append(p.best, c)
 		}
@@ -116,8 +119,9 @@ func streamSeeds(t testing.TB) [][]byte {
 		[]byte("diff --git a/.env b/.env\n--- a/.env\n+++ b/.env\n@@ -1,3 +1,3 @@\n-A=1\n+A=2\n-B=1\n+B=2\n-C=1\n+C=2\n@@ -9 +9 @@\n-D=1\n+D=2\n"))
 }
 
-// streamOptions are the limits FuzzStream plans with: the defaults, and
-// limits tight enough that files are dropped and cut on the way.
+// streamOptions are the limits FuzzStream plans with: the defaults,
+// limits tight enough that files are dropped and cut on the way, and an
+// untrusted author's change (conventions reviewed anyway).
 func streamOptions(src func(string) ([]byte, error)) []Options {
 	return []Options{
 		{},
@@ -127,6 +131,8 @@ func streamOptions(src func(string) ([]byte, error)) []Options {
 		{MaxChangedLines: 3, ContextLines: 1, FullContext: true},
 		{MaxChangedLines: 50, MaxFileBytes: 200, Source: src, ContextLines: 3, CoalesceGap: 5},
 		{Ignore: []string{"**/*.md", "!docs/keep.md"}, MaxFiles: 5, MaxChangedLines: 30},
+		{MaxFiles: 2, MaxChangedLines: 7, Untrusted: true},
+		{MaxChangedLines: 50, Source: src, Untrusted: true, Ignore: []string{"vendor/keep/**"}},
 	}
 }
 
@@ -259,7 +265,7 @@ func TestPrepareSourceTooLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := gocmp.Diff([]Ignored{{Path: "a.go", Reason: "limit:bytes"}}, plan.Ignored); diff != "" {
+	if diff := gocmp.Diff([]Ignored{{Path: "a.go", Reason: "limit:bytes", Lines: 2}}, plan.Ignored); diff != "" {
 		t.Errorf("a 5 MiB file (-want +got):\n%s", diff)
 	}
 }

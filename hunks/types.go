@@ -152,4 +152,9 @@ type Chunk struct {
 type Ignored struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+	// Lines counts the file's changed lines (added and deleted) that this
+	// entry leaves unreviewed: all of them, or for limit:lines:partial
+	// those past the file's share. 0 for a file with none (binary, mode
+	// only, ...).
+	Lines int `json:"lines,omitempty"`
 }

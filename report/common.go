@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/org/warden/execution"
 	"github.com/org/warden/review"
 )
 
@@ -103,24 +104,91 @@ func reasonBreakdown(items []review.Item) string {
 }
 
 // causeBreakdown is "auth on route primary" when every item failed for the
-// same reason on the same route, else "auth on route primary: 30, timeout on
-// route backup: 10".
-func causeBreakdown(items []review.Item) string {
+// same cause on the same route, else "auth on route primary: 30, timeout on
+// route backup: 10" (FailureCause: what the provider did, not what warden
+// stopped later); then how many items warden stopped after those failures:
+// "server_error on route primary; 33 then stopped by the circuit breaker".
+func causeBreakdown(r *review.Report, items []review.Item) string {
 	keys := make([]string, len(items))
+	var stops []string
 	for i, it := range items {
-		k := OneLine(reasonOf(it))
+		k := OneLine(FailureCause(r, it))
 		if it.Route != "" {
 			k += " on route " + OneLine(it.Route)
 		}
 		keys[i] = k
+		if by := stoppedBy[it.Reason]; by != "" && k != OneLine(reasonOf(it)) {
+			stops = append(stops, by)
+		}
 	}
 	t := tally(keys)
-	if len(t) == 1 {
+	s := t[0].key
+	if len(t) > 1 {
+		s = joinTally(t, func(e tallyEntry) string { return e.key + ": " + review.Count(e.n) })
+	}
+	if len(stops) > 0 {
+		s += "; " + joinTally(tally(stops), func(e tallyEntry) string { return review.Count(e.n) + " then stopped by " + e.key })
+	}
+	return s
+}
+
+// stoppedBy names what stopped an item whose reason is one of the
+// engine's stop reasons rather than a failure of its own call.
+var stoppedBy = map[string]string{
+	execution.ReasonCircuitOpen:  "the circuit breaker",
+	execution.ReasonHalfOpenBusy: "the circuit breaker",
+	execution.ReasonUnresponsive: "the circuit breaker",
+	execution.ReasonRetryBudget:  "the retry budget",
+	execution.ReasonBulkheadFull: "the concurrency cap",
+}
+
+// FailureCause is what the provider did to an item that was not
+// reviewed, for the headline and the check run's title: its reason, but
+// for an item the engine stopped (the circuit breaker, the retry budget)
+// after failures, the class of its own last call, else the class most of
+// its route's calls failed with ("server_error" for a route that answered
+// 500 until its breaker opened, not "probe_failed"). The item's own
+// reason stays in the lists of what was not reviewed.
+func FailureCause(r *review.Report, it review.Item) string {
+	reason := reasonOf(it)
+	if stoppedBy[reason] == "" {
+		return reason
+	}
+	if it.Class != "" && it.Class != execution.ClassRejected.String() {
+		return it.Class
+	}
+	if c := routeFailure(r, it.Route); c != "" {
+		return c
+	}
+	return reason
+}
+
+// routeFailure is the class most of a route's failed calls had ("" when
+// none failed): what the provider did on it.
+func routeFailure(r *review.Report, route string) string {
+	var classes []string
+	seen := map[int]bool{}
+	for _, it := range r.Items {
+		if it.Request > 0 {
+			if seen[it.Request] {
+				continue // the items of one request share its attempts
+			}
+			seen[it.Request] = true
+		}
+		for _, a := range it.Attempts {
+			switch a.Class {
+			case "", execution.ClassSuccess.String(), execution.ClassRejected.String(), execution.ClassCancelled.String():
+				continue
+			}
+			if a.Route == route {
+				classes = append(classes, a.Class)
+			}
+		}
+	}
+	if t := tally(classes); len(t) > 0 {
 		return t[0].key
 	}
-	return joinTally(t, func(e tallyEntry) string {
-		return e.key + ": " + review.Count(e.n)
-	})
+	return ""
 }
 
 // joinTally joins at most four entries and says how many more there were.
@@ -246,42 +314,49 @@ type headlineStyle struct {
 }
 
 // headline is the one headline builder: the outcome first and, when items
-// were not reviewed, how many and why; then the findings.
+// were not reviewed, how many and why; the coverage of the change in
+// changed files and lines (review.Coverage, when the report has it): what
+// was not reviewed and why, what policy excluded; what came from the
+// results cache; then the findings.
 func headline(r *review.Report, st headlineStyle) string {
 	c := countItems(r)
 	label := st.label(r.Outcome)
+	cov := &r.Coverage
 	switch r.Outcome {
 	case review.OutcomeDryRun:
 		return fmt.Sprintf("%s — %s planned, %s ignored (no model call made)", label,
 			review.Counted(c.planned, "work item", "work items"), review.Counted(len(r.Ignored), "path", "paths"))
 	case review.OutcomeComplete:
-		if c.planned == 0 && c.notReviewed == 0 && len(r.Findings) == 0 {
-			s := label + " — nothing needed review"
-			if len(r.Ignored) > 0 {
-				s += " (" + review.Counted(len(r.Ignored), "path", "paths") + " ignored)"
+		if c.planned == 0 && c.notReviewed == 0 && len(r.Findings) == 0 && cov.Complete() {
+			return label + " — " + NothingReviewed(r) + st.suffix
+		}
+		if c.notReviewed == 0 && cov.Complete() {
+			items := fmt.Sprintf("%s of %s items reviewed%s", st.count(c.reviewed), st.count(c.planned), cachedNote(r))
+			s := fmt.Sprintf("%s — %s, %s", label, items, findingsPhrase(r))
+			if st.findingsFirst {
+				s = fmt.Sprintf("%s — %s, %s", label, findingsPhrase(r), items)
 			}
-			return s + st.suffix
-		}
-		if c.notReviewed == 0 && st.findingsFirst {
-			return fmt.Sprintf("%s — %s, %s of %s items reviewed%s", label, findingsPhrase(r), st.count(c.reviewed), st.count(c.planned), st.suffix)
-		}
-		if c.notReviewed == 0 {
-			return fmt.Sprintf("%s — %s of %s items reviewed, %s%s", label, st.count(c.reviewed), st.count(c.planned), findingsPhrase(r), st.suffix)
+			return s + scopeNote(r) + st.suffix
 		}
 	case review.OutcomeProviderUnavailable:
 		s := fmt.Sprintf("%s — %s of %s items reviewed", label, st.count(c.reviewed), st.count(c.planned))
 		if nr := notReviewed(r); len(nr) > 0 {
-			s += " (" + causeBreakdown(nr) + ")"
+			s += " (" + causeBreakdown(r, nr) + ")"
 		}
-		s += contractNote(r)
+		s += contractNote(r) + limitNote(r)
 		if len(r.Findings) > 0 {
 			s += "; " + findingsPhrase(r)
 		}
 		return s + st.suffix
 	}
-	// Partial, an unknown outcome, or a "complete" report whose items say
-	// otherwise: name the outcome as reported, and the gap.
-	s := fmt.Sprintf("%s — %s of %s items reviewed", st.gapLabel(r.Outcome), st.count(c.reviewed), st.count(c.planned))
+	// Partial, an unknown outcome, or a "complete" report whose items or
+	// coverage say otherwise: name the outcome as reported, and the gap:
+	// first in changed files and lines when the report has its coverage.
+	s := st.gapLabel(r.Outcome) + " — "
+	if cov.Known() {
+		s += cov.Amounts() + limitNote(r) + "; "
+	}
+	s += fmt.Sprintf("%s of %s items reviewed%s", st.count(c.reviewed), st.count(c.planned), cachedNote(r))
 	if nr := notReviewed(r); len(nr) > 0 {
 		s += fmt.Sprintf("; %s not reviewed (%s)", st.count(len(nr)), reasonBreakdown(nr))
 	} else if c.notReviewed > 0 {
@@ -294,6 +369,60 @@ func headline(r *review.Report, st headlineStyle) string {
 		s += st.noFindings
 	}
 	return s + st.suffix
+}
+
+// limitNote is "; not reviewed: 1,022 files over max_files" when a
+// planning limit left code in scope unreviewed (the items' own gaps are
+// said with them), else "".
+func limitNote(r *review.Report) string {
+	if b := r.Coverage.LimitBreakdown(); b != "" {
+		return "; not reviewed: " + b
+	}
+	return ""
+}
+
+// NothingReviewed says why a complete review reviewed nothing: "nothing
+// needed review (3 files excluded: 2 generated, 1 lockfile)", or "(no
+// changed file)". A review in which nothing was reviewed is never a
+// success that does not say so and why.
+func NothingReviewed(r *review.Report) string {
+	cov := &r.Coverage
+	switch {
+	case cov.Known() && cov.ExcludedFiles() > 0:
+		return fmt.Sprintf("nothing needed review (%s excluded: %s)", review.Counted(cov.ExcludedFiles(), "file", "files"), OneLine(cov.ExcludedBreakdown()))
+	case len(r.Ignored) > 0:
+		return "nothing needed review (" + review.Counted(len(r.Ignored), "path", "paths") + " ignored)"
+	}
+	return "nothing needed review (no changed file)"
+}
+
+// cachedNote is " (20 from the results cache)" when reviewed items were
+// answered from the results cache, else "": a cached answer is never
+// shown as a fresh review.
+func cachedNote(r *review.Report) string {
+	if n := r.Summary.Cached; n > 0 {
+		return " (" + review.Count(n) + " from the results cache)"
+	}
+	return ""
+}
+
+// scopeNote is the coverage of a complete review: "; 7 changed files
+// reviewed (108 lines); 4 files excluded (1 generated, ...)", and what
+// limits left out when they are out of scope; "" for a report without
+// coverage.
+func scopeNote(r *review.Report) string {
+	cov := &r.Coverage
+	if !cov.Known() {
+		return ""
+	}
+	s := "; " + cov.Summary()
+	if n := cov.ExcludedFiles(); n > 0 {
+		s += fmt.Sprintf("; %s excluded (%s)", review.Counted(n, "file", "files"), OneLine(cov.ExcludedBreakdown()))
+	}
+	if cov.LimitsLeftOut() {
+		s += " (limits_out_of_scope)"
+	}
+	return s
 }
 
 // listed splits findings into those shown at the threshold and those hidden.
@@ -466,16 +595,18 @@ func usageCost(r *review.Report, name func(string) string) string {
 		review.Plural(len(unpriced), "route", "routes"), strings.Join(unpriced, ", "))
 }
 
-// modelCalled reports whether the review called a model: it has route
-// statistics or an attempt. A review with nothing to review called none
-// (its routes, maybe only the placeholder of no route at all, have no
-// calls to show).
+// modelCalled reports whether the review called a model: a route has
+// calls or rejected attempts, or an item has an attempt. A review with
+// nothing to review, or whose every answer came from the results cache,
+// called none.
 func modelCalled(r *review.Report) bool {
 	if len(r.Items) == 0 {
 		return false
 	}
-	if len(r.Routes) > 0 {
-		return true
+	for _, rt := range r.Routes {
+		if rt.Calls > 0 || rt.Rejected > 0 {
+			return true
+		}
 	}
 	for _, it := range r.Items {
 		if len(it.Attempts) > 0 {
@@ -483,6 +614,51 @@ func modelCalled(r *review.Report) bool {
 		}
 	}
 	return false
+}
+
+// cacheLine says how many reviewed items the results cache answered and
+// who answered them then: "2 of the 3 reviewed items came from the results
+// cache, answered earlier by moonshotai/kimi-k2 at openrouter.ai (route
+// primary); no model was called for them". "" when none did.
+func cacheLine(r *review.Report) string {
+	n := r.Summary.Cached
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s of the %s reviewed %s from the results cache, answered earlier by %s; no model was called for %s",
+		review.Count(n), review.Count(r.Summary.Reviewed), pick(n, "item came", "items came"), cacheWho(r), pick(n, "it", "them"))
+}
+
+// cacheWho is who answered the items served from the results cache:
+// "moonshotai/kimi-k2 at openrouter.ai (route primary)", the model and
+// endpoint the cache's key holds and the current route with them; several
+// joined, most items first.
+func cacheWho(r *review.Report) string {
+	var by []string
+	for _, it := range r.Items {
+		if !it.Cached {
+			continue
+		}
+		who := cmp.Or(OneLine(it.CachedModel), "an unrecorded model")
+		if e := OneLine(it.CachedEndpoint); e != "" {
+			who += " at " + e
+		}
+		if rt := OneLine(it.Route); rt != "" {
+			who += " (route " + rt + ")"
+		}
+		by = append(by, who)
+	}
+	return joinTally(tally(by), func(e tallyEntry) string { return e.key })
+}
+
+// fallbackNone is the line of a review that called a model and had no
+// fallback: it speaks only of the items that called one.
+func fallbackNone(r *review.Report) string {
+	if r.Summary.Cached > 0 {
+		return "none; every reviewed item that called a model was served by its first attempt's route (the " +
+			review.Counted(r.Summary.Cached, "item", "items") + " from the results cache called none)."
+	}
+	return "none; every reviewed item was served by its first attempt's route."
 }
 
 // fallbackSummary is "2 items were served by a route other than their first
@@ -550,3 +726,16 @@ func clip(s string, n int) string {
 
 // dash stands in for an empty cell.
 func dash(s string) string { return cmp.Or(s, "-") }
+
+// ignoredWords is a path's reason as the lists show it: the reason, and
+// for a file a limit cut, how many of its lines were not reviewed ("partly
+// reviewed: 43 lines over max_changed_lines" for limit:lines:partial).
+func ignoredWords(x review.Ignored) string {
+	if x.Reason == "limit:lines:partial" {
+		return fmt.Sprintf("partly reviewed: %s over max_changed_lines", review.Counted(x.Lines, "line", "lines"))
+	}
+	if x.Lines > 0 {
+		return fmt.Sprintf("%s (%s)", x.Reason, review.Counted(x.Lines, "changed line", "changed lines"))
+	}
+	return x.Reason
+}

@@ -44,22 +44,22 @@ type diagRoute struct {
 // diagFiles are the files every case reviews, one hunk each.
 var diagFiles = []string{"a.go", "b.go", "c.go", "d.go"}
 
-// diagPlan is a change of one hunk in each of diagFiles, planned for the
+// diagPlan is a change of one hunk in each of files, planned for the
 // code-review skill.
-func diagPlan(t *testing.T, eng *execution.Engine) (*review.Plan, review.Options) {
+func diagPlan(t *testing.T, eng *execution.Engine, files []string) (*review.Plan, review.Options) {
 	t.Helper()
 	var diff strings.Builder
 	source := map[string]string{}
-	for _, f := range diagFiles {
+	for _, f := range files {
 		source[f] = "package p\n\nfunc F() int {\n\treturn 2\n}\n"
 		fmt.Fprintf(&diff, "diff --git a/%[1]s b/%[1]s\nindex 1111111..2222222 100644\n--- a/%[1]s\n+++ b/%[1]s\n"+
 			"@@ -1,5 +1,5 @@\n package p\n \n func F() int {\n-\treturn 1\n+\treturn 2\n }\n", f)
 	}
-	files, err := hunks.Parse(strings.NewReader(diff.String()))
+	parsed, err := hunks.Parse(strings.NewReader(diff.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hp, err := hunks.Prepare(files, hunks.Options{Source: func(p string) ([]byte, error) { return []byte(source[p]), nil }})
+	hp, err := hunks.Prepare(parsed, hunks.Options{Source: func(p string) ([]byte, error) { return []byte(source[p]), nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,16 +72,20 @@ func diagPlan(t *testing.T, eng *execution.Engine) (*review.Plan, review.Options
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Items) != len(diagFiles) {
-		t.Fatalf("plan has %d items, want %d", len(p.Items), len(diagFiles))
+	if len(p.Items) != len(files) {
+		t.Fatalf("plan has %d items, want %d", len(p.Items), len(files))
 	}
 	return p, opts
 }
 
-// runDiagCase runs a review on the case's routes inside a synctest bubble.
-// serial runs one item at a time, for cases whose outcome would otherwise
-// depend on which concurrent item reached a route first.
-func runDiagCase(t *testing.T, routes []diagRoute, serial bool, keyEnv string) *review.Report {
+// runDiagCase runs a review on the case's routes inside a synctest bubble,
+// of a change of files (diagFiles when none are given). serial runs one
+// item at a time, for cases whose outcome would otherwise depend on which
+// concurrent item reached a route first.
+func runDiagCase(t *testing.T, routes []diagRoute, serial bool, keyEnv string, files ...string) *review.Report {
+	if len(files) == 0 {
+		files = diagFiles
+	}
 	t.Helper()
 	var rep *review.Report
 	synctest.Test(t, func(t *testing.T) {
@@ -108,7 +112,7 @@ func runDiagCase(t *testing.T, routes []diagRoute, serial bool, keyEnv string) *
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, opts := diagPlan(t, eng)
+		p, opts := diagPlan(t, eng, files)
 		rep = review.Run(t.Context(), p, eng, opts)
 	})
 	return rep
@@ -130,12 +134,26 @@ func TestDiagnosisSummaries(t *testing.T) {
 	t.Parallel()
 	const s = time.Second
 	ok := func(d time.Duration) answer { return answer{Delay: d} }
+	var forty []string
+	for i := range 40 {
+		forty = append(forty, fmt.Sprintf("f%02d.go", i))
+	}
 	tests := []struct {
 		name   string
 		routes []diagRoute
 		serial bool
+		files  []string
 		want   []review.DiagnosisKind
 	}{
+		{
+			// Every call of a 40-item review answers 500: the breaker
+			// stops the rest. The headline says what the provider did.
+			name:   "server_errors",
+			routes: []diagRoute{{name: "primary", model: "moonshotai/kimi-k2", answers: map[string]answer{}, rest: &answer{Status: http.StatusInternalServerError}}},
+			files:  forty,
+			serial: true,
+			want:   []review.DiagnosisKind{review.DiagnosisServerErrors},
+		},
 		{
 			// Successes take 100-110 s of a 120 s deadline (the base: the
 			// built-in prompts keep a hunk at every baseline, issue 11);
@@ -212,7 +230,7 @@ func TestDiagnosisSummaries(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			rep := runDiagCase(t, tt.routes, tt.serial, "OPENROUTER_API_KEY")
+			rep := runDiagCase(t, tt.routes, tt.serial, "OPENROUTER_API_KEY", tt.files...)
 			var kinds []review.DiagnosisKind
 			for _, d := range rep.Diagnoses {
 				kinds = append(kinds, d.Kind)

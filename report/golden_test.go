@@ -239,6 +239,68 @@ func handCases() []reportCase {
 			Outcome:    review.OutcomeComplete,
 			DurationMS: 120,
 		}},
+		// Every item reviewed, but max_files and max_changed_lines left
+		// files in scope unreviewed: partial, with the coverage.
+		{name: "limits", report: &review.Report{
+			Schema:  review.Schema,
+			Outcome: review.OutcomePartial,
+			Summary: review.Summary{Planned: 2, Reviewed: 2},
+			Items: []review.Item{
+				reviewedItem("code-review", "auth/session.go", 1, 60, 4560),
+				reviewedItem("code-review", "store/query.go", 3, 12, 4010),
+			},
+			Ignored: []review.Ignored{
+				{Path: "auth/session.go", Reason: "limit:lines:partial", Lines: 43},
+				{Path: "docs/a.md", Reason: "limit:files", Lines: 3},
+				{Path: "docs/b.md", Reason: "limit:files", Lines: 5},
+				{Path: "go.sum", Reason: "lockfile", Lines: 12},
+			},
+			Routes: []review.RouteStats{{Name: "primary", Model: "moonshotai/kimi-k2", Calls: 2, OK: 2, P50MS: 3100, P95MS: 3100, CostUSD: 0.0042}},
+			Policy: testPolicy(),
+			Usage:  review.Usage{PromptTokens: 6000, CompletionTokens: 300, CostUSD: 0.0042},
+			Coverage: review.Coverage{
+				InScope: review.Amount{Files: 4, Lines: 114}, Reviewed: review.Amount{Files: 1, Lines: 63}, PartlyReviewed: 1,
+				NotReviewed: []review.Gap{{Reason: review.LimitMaxChangedLines, Files: 1, Lines: 43}, {Reason: review.LimitMaxFiles, Files: 2, Lines: 8}},
+				Excluded:    []review.Gap{{Reason: "lockfile", Files: 1, Lines: 12}},
+			},
+			DurationMS: 6200,
+		}},
+		// Every answer came from the results cache: no model call.
+		{name: "cached", report: &review.Report{
+			Schema:  review.Schema,
+			Outcome: review.OutcomeComplete,
+			Summary: review.Summary{Planned: 2, Reviewed: 2, Cached: 2},
+			Items: []review.Item{
+				{Skill: "code-review", Path: "auth/session.go", StartLine: 1, EndLine: 60, Priority: 4560, Status: review.StatusReviewed,
+					Route: "primary", Cached: true, CachedModel: "moonshotai/kimi-k2", CachedEndpoint: "openrouter.ai", Attempts: []review.Attempt{}},
+				{Skill: "code-review", Path: "store/query.go", StartLine: 3, EndLine: 12, Priority: 4010, Status: review.StatusReviewed,
+					Route: "primary", Cached: true, CachedModel: "moonshotai/kimi-k2", CachedEndpoint: "openrouter.ai", Attempts: []review.Attempt{}},
+			},
+			Routes: []review.RouteStats{{Name: "primary", Model: "moonshotai/kimi-k2"}},
+			Policy: testPolicy(),
+			Coverage: review.Coverage{
+				InScope: review.Amount{Files: 2, Lines: 70}, Reviewed: review.Amount{Files: 2, Lines: 70},
+				NotReviewed: []review.Gap{}, Excluded: []review.Gap{},
+			},
+			DurationMS: 3,
+		}},
+		// Only excluded files: nothing was reviewed, and the headline says
+		// why.
+		{name: "nothing_in_scope", report: &review.Report{
+			Schema:  review.Schema,
+			Outcome: review.OutcomeComplete,
+			Items:   []review.Item{},
+			Ignored: []review.Ignored{
+				{Path: "api/zz_generated.go", Reason: "generated", Lines: 120},
+				{Path: "go.sum", Reason: "lockfile", Lines: 4},
+				{Path: "logo.png", Reason: "binary"},
+			},
+			Policy: testPolicy(),
+			Coverage: review.Coverage{NotReviewed: []review.Gap{}, Excluded: []review.Gap{
+				{Reason: "generated", Files: 1, Lines: 120}, {Reason: "lockfile", Files: 1, Lines: 4}, {Reason: "binary", Files: 1},
+			}},
+			DurationMS: 40,
+		}},
 	}
 }
 

@@ -31,6 +31,8 @@ func normalized(r *review.Report) *review.Report {
 	c.Routes = nonNil(c.Routes)
 	c.Diagnoses = nonNil(c.Diagnoses)
 	c.Policy.Routes = nonNil(c.Policy.Routes)
+	c.Coverage.NotReviewed = nonNil(c.Coverage.NotReviewed)
+	c.Coverage.Excluded = nonNil(c.Coverage.Excluded)
 	items := make([]review.Item, len(r.Items))
 	for i, it := range r.Items {
 		it.Attempts = nonNil(it.Attempts)

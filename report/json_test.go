@@ -90,8 +90,8 @@ func TestJSONKeys(t *testing.T) {
 		got = append(got, k)
 	}
 	slices.Sort(got)
-	// diagnoses is additive to the contract of DESIGN.md §5.
-	want := []string{"diagnoses", "duration_ms", "findings", "ignored", "items", "outcome", "policy", "routes", "schema", "summary", "usage"}
+	// diagnoses and coverage are additive to the contract of DESIGN.md §5.
+	want := []string{"coverage", "diagnoses", "duration_ms", "findings", "ignored", "items", "outcome", "policy", "routes", "schema", "summary", "usage"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Write(json) top-level keys (-want +got):\n%s", diff)
 	}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"html"
+	"regexp"
 	"strings"
 	"time"
 
@@ -103,6 +104,7 @@ func markdownDoc(r *review.Report, opts Options) *mdDoc {
 	findings := mdFindings(r, c, opts)
 	d.add(findings)
 
+	d.fixed(mdScope(r))
 	coverage := mdCoverage(r)
 	d.add(coverage)
 	var groups []*mdSection
@@ -157,16 +159,33 @@ func pick(n int, one, many string) string {
 }
 
 // mdMeaning is the paragraph that says what an incomplete outcome means for
-// the reader, or "" when every planned item was reviewed.
+// the reader, or "" when every planned item and every changed line in
+// scope was reviewed.
 func mdMeaning(r *review.Report, c counts) string {
+	if lim := r.Coverage.LimitBreakdown(); lim != "" {
+		s := fmt.Sprintf("Not reviewed: %s. No findings there does not mean no problems. "+
+			"Raise the limits in warden.toml's `[filters]`, or set `limits_out_of_scope = true` there to leave such files out of scope on purpose.",
+			mdEscape(lim))
+		if c.notReviewed > 0 {
+			s += " " + mdMeaningItems(r, c)
+		}
+		return s
+	}
 	if c.notReviewed == 0 {
 		if c.planned == 0 && len(r.Findings) == 0 {
-			return "No work item was planned (no changed file needed review by a skill), so no model was called."
+			return "No work item was planned, so no model was called: " + mdEscape(NothingReviewed(r)) + "."
 		}
 		return ""
 	}
+	return mdMeaningItems(r, c)
+}
+
+// mdMeaningItems says what the items that were not reviewed mean.
+func mdMeaningItems(r *review.Report, c counts) string {
 	why := ""
-	if nr := notReviewed(r); len(nr) > 0 {
+	if nr := notReviewed(r); len(nr) > 0 && c.reviewed == 0 {
+		why = " (" + mdEscape(causeBreakdown(r, nr)) + ")"
+	} else if len(nr) > 0 {
 		why = " (" + mdEscape(reasonBreakdown(nr)) + ")"
 	}
 	if c.reviewed == 0 {
@@ -179,6 +198,67 @@ func mdMeaning(r *review.Report, c counts) string {
 	return fmt.Sprintf("%s not reviewed%s: no findings there does not mean no problems. "+
 		"The findings below come only from the %s that %s reviewed.",
 		wereItems(c.notReviewed), why, review.Counted(c.reviewed, "item", "items"), pick(c.reviewed, "was", "were"))
+}
+
+// mdScope is the coverage of the change in changed files and lines: in
+// scope, reviewed, not reviewed by reason, excluded by kind, and the files
+// reviewed although a convention would have excluded them; "" for a report
+// without coverage.
+func mdScope(r *review.Report) string {
+	cov := &r.Coverage
+	if !cov.Known() {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("### Coverage of the change\n\n| | Files | Changed lines |\n| --- | ---: | ---: |\n")
+	fmt.Fprintf(&b, "| In scope | %s | %s |\n", review.Count(cov.InScope.Files), review.Count(cov.InScope.Lines))
+	reviewed := review.Count(cov.Reviewed.Files)
+	if cov.PartlyReviewed > 0 {
+		reviewed += fmt.Sprintf(" (and %s partly)", review.Count(cov.PartlyReviewed))
+	}
+	fmt.Fprintf(&b, "| **Reviewed** | **%s** | **%s** |\n", reviewed, review.Count(cov.Reviewed.Lines))
+	for _, g := range cov.NotReviewed {
+		fmt.Fprintf(&b, "| Not reviewed: %s | %s | %s |\n", mdCell(gapWords(g)), review.Count(g.Files), review.Count(g.Lines))
+	}
+	for _, g := range cov.Excluded {
+		fmt.Fprintf(&b, "| Excluded: %s | %s | %s |\n", mdCell(exclusionWords(g)), review.Count(g.Files), review.Count(g.Lines))
+	}
+	b.WriteString("\n")
+	if cov.LimitsLeftOut() {
+		b.WriteString("_Files over the limits are out of scope (`limits_out_of_scope = true`): they were not reviewed, and the review does not count them._\n\n")
+	}
+	if len(cov.Conventions) > 0 {
+		var parts []string
+		for _, g := range cov.Conventions {
+			parts = append(parts, g.KindPhrase())
+		}
+		fmt.Fprintf(&b, "_Reviewed although a convention would exclude them, because the pull request's author is not trusted: %s._\n\n",
+			mdEscape(strings.Join(parts, ", ")))
+	}
+	return b.String()
+}
+
+// gapWords is a not-reviewed reason for the coverage table: "over
+// max_files", "timed out", "failed (auth)".
+func gapWords(g review.Gap) string {
+	p := review.Gap{Reason: g.Reason, Files: 1}.Phrase()
+	return strings.TrimPrefix(p, "1 file ")
+}
+
+// exclusionWords is an excluded kind for the coverage table.
+func exclusionWords(g review.Gap) string {
+	switch g.Reason {
+	case "path_filter":
+		return "path filter ([filters] ignore)"
+	case "skill_filter":
+		return "no selected skill takes the file"
+	case "unchanged":
+		return "unchanged since the last complete review"
+	}
+	if w := strings.TrimPrefix(review.Gap{Reason: g.Reason, Files: 1}.KindPhrase(), "1 "); w != g.Reason {
+		return w // a limit out of scope: "over max_files"
+	}
+	return g.Reason
 }
 
 func mdCoverage(r *review.Report) *mdSection {
@@ -306,8 +386,10 @@ func mdRoutes(r *review.Report) (routes, fb *mdSection) {
 	case countItems(r).reviewed == 0:
 		fb.head = "**Fallbacks:** none; no item was reviewed.\n\n"
 		return routes, fb
+	case countItems(r).reviewed == r.Summary.Cached:
+		return routes, fb // no reviewed item called a model
 	default:
-		fb.head = "**Fallbacks:** none; every reviewed item was served by its first attempt's route.\n\n"
+		fb.head = "**Fallbacks:** " + mdEscape(fallbackNone(r)) + "\n\n"
 		return routes, fb
 	}
 	fb.head = "**Fallbacks:** " + mdEscape(fallbackSummary(fbs)) + ":\n\n"
@@ -388,11 +470,11 @@ func mdIgnored(r *review.Report) *mdSection {
 	if len(r.Ignored) == 0 {
 		return s
 	}
-	s.head = fmt.Sprintf("<details>\n<summary>Ignored paths (%s): dropped by filters, not counted as planned</summary>\n\n",
+	s.head = fmt.Sprintf("<details>\n<summary>Paths not reviewed in full (%s), with the reason</summary>\n\n",
 		review.Count(len(r.Ignored)))
 	s.table = "| Path | Reason |\n| --- | --- |\n"
 	for _, x := range r.Ignored {
-		s.rows = append(s.rows, fmt.Sprintf("| %s | %s |\n", mdCode(clip(OneLine(x.Path), mdMaxCell), true), mdCell(x.Reason)))
+		s.rows = append(s.rows, fmt.Sprintf("| %s | %s |\n", mdCode(clip(OneLine(x.Path), mdMaxCell), true), mdCell(ignoredWords(x))))
 	}
 	s.more = func(n int) string {
 		return fmt.Sprintf("| _… and %s_ | |\n", review.Counted(n, "more path", "more paths"))
@@ -425,6 +507,9 @@ func mdFindings(r *review.Report, c counts, opts Options) *mdSection {
 			s.head = fmt.Sprintf("### Findings\n\n%s the %s that %s reviewed; the %s not reviewed may still have problems.\n\n", none,
 				review.Counted(c.reviewed, "item", "items"), pick(c.reviewed, "was", "were"),
 				review.Counted(c.notReviewed, "item", "items"))
+		case r.Coverage.Limited():
+			s.head = fmt.Sprintf("### Findings\n\n%s the %s reviewed; the files the limits left out were not reviewed and may still have problems.\n\n",
+				none, review.Counted(c.reviewed, "item", "items"))
 		default:
 			s.head = fmt.Sprintf("### Findings\n\n%s the %s reviewed.\n\n", none, review.Counted(c.reviewed, "item", "items"))
 		}
@@ -727,12 +812,27 @@ func mdEscapeText(s string) string {
 // mdBlock escapes multi-line untrusted text as paragraphs: each line as by
 // mdInline, with leading white space dropped (no indented code blocks) and
 // line-leading list, heading and setext markers escaped. Runs of blank lines
-// become one.
+// become one. A fenced code block in it (``` or ~~~) stays a code block:
+// its lines as written, under a fence of our own longer than any run of
+// backticks inside, so that nothing in it can close it (mdCodeBlock).
 func mdBlock(s string) string {
 	var out []string
 	blank := true
-	for line := range strings.SplitSeq(sanitize(s, true), "\n") {
-		line = strings.TrimSpace(line)
+	lines := strings.Split(sanitize(s, true), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		if fence, info := openingFence(line); fence != "" {
+			var code []string
+			for i++; i < len(lines) && !closesFence(lines[i], fence); i++ {
+				code = append(code, strings.TrimRight(lines[i], " \t"))
+			}
+			if !blank {
+				out = append(out, "")
+			}
+			out = append(out, strings.TrimSuffix(mdCodeBlock(strings.Join(code, "\n"), info), "\n"), "")
+			blank = true
+			continue
+		}
 		if line == "" {
 			if !blank {
 				out = append(out, "")
@@ -744,6 +844,44 @@ func mdBlock(s string) string {
 		out = append(out, escapeLineStart(mdInline(line)))
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// openingFence is the fence a line opens (three or more backticks or
+// tildes) and its info string when it is a plain language name, else "".
+func openingFence(line string) (fence, info string) {
+	for _, c := range "`~" {
+		n := len(line) - len(strings.TrimLeft(line, string(c)))
+		if n < 3 {
+			continue
+		}
+		rest := strings.TrimSpace(line[n:])
+		if c == '`' && strings.Contains(rest, "`") {
+			return "", "" // an inline code span, not a fence
+		}
+		if fenceInfo.MatchString(rest) && !strings.EqualFold(rest, "suggestion") {
+			info = rest
+		}
+		return line[:n], info
+	}
+	return "", ""
+}
+
+// fenceInfo is an info string kept on a code block: a language name.
+var fenceInfo = regexp.MustCompile(`^[A-Za-z0-9_+#.-]{1,30}$`)
+
+// closesFence reports whether line closes a block opened by fence: the
+// same character, at least as many, nothing else.
+func closesFence(line, fence string) bool {
+	t := strings.TrimSpace(line)
+	return len(t) >= len(fence) && strings.Trim(t, fence[:1]) == ""
+}
+
+// mdCodeBlock is code as a fenced block under a backtick fence longer than
+// any run of backticks in it (and at least three), with info as its
+// language ("" for none). Nothing inside can close it or open HTML.
+func mdCodeBlock(code, info string) string {
+	fence := strings.Repeat("`", FenceLength(code))
+	return fence + info + "\n" + code + "\n" + fence + "\n"
 }
 
 // mdInline is mdEscape, except that code spans (a run of backticks closed
@@ -867,8 +1005,8 @@ func longestRun(s string, c byte) int {
 func mdBot(r *review.Report) string {
 	var b strings.Builder
 	if n := r.Summary.Cached; n > 0 {
-		fmt.Fprintf(&b, "**%s from earlier runs:** of the %s reviewed items, %s answered by earlier runs (the results cache: paid for once, no model call), %s by the model in this run.\n\n",
-			review.Count(n), review.Count(r.Summary.Reviewed), review.Plural(n, "one was", review.Count(n)+" were"), review.Count(r.Summary.Reviewed-n))
+		fmt.Fprintf(&b, "**%s from earlier runs:** of the %s reviewed items, %s answered by earlier runs (the results cache: paid for once, no model call; answered by %s), %s by the model in this run.\n\n",
+			review.Count(n), review.Count(r.Summary.Reviewed), review.Plural(n, "one was", review.Count(n)+" were"), mdEscape(cacheWho(r)), review.Count(r.Summary.Reviewed-n))
 	}
 	if n := r.Summary.NotPosted; n > 0 {
 		fmt.Fprintf(&b, "**Not posted: rate budget.** %s could not be posted on the pull request within GitHub's limits on content-creating requests (80 a minute, 500 an hour); %s in this check run's annotations and the report.\n\n",

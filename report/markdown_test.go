@@ -67,8 +67,15 @@ func TestMDBlock(t *testing.T) {
 		{"title\n---", "title\n\\---"},
 		{"    indented code", "indented code"},
 		{"> quote", "&gt; quote"},
-		{"```\nopen fence", "\\`\\`\\`\nopen fence"},
-		{"~~~\nopen fence", "\\~\\~\\~\nopen fence"},
+		// A fenced block stays code, under warden's own fence: an unclosed
+		// one is closed; one whose content holds fences, a closing
+		// </details> or a suggestion info string cannot break out.
+		{"```\nopen fence", "```\nopen fence\n```"},
+		{"~~~\nopen fence", "```\nopen fence\n```"},
+		{"see:\n```go\nx := `a` + \"b\"\n```\nthen", "see:\n\n```go\nx := `a` + \"b\"\n```\n\nthen"},
+		{"~~~\n```\n</details>\n<img src=x>\n```\n~~~\nafter", "````\n```\n</details>\n<img src=x>\n```\n````\n\nafter"},
+		{"```suggestion\nrm -rf /\n```", "```\nrm -rf /\n```"},
+		{"```js onload=x\ncode\n```", "```\ncode\n```"},
 		{"[ref]: https://evil.example", "\\[ref\\]: `https://evil.example`"},
 		{"esc\x1b[31mred\u202eevil", "esc\\[31mredevil"},
 	}
@@ -335,7 +342,7 @@ func TestMarkdownSizeCap(t *testing.T) {
 		"**Fallbacks:** none;",
 		"- **Time:** 15m0s of the 15m0s review budget (100%)",
 		// The ignored list is cut, the count stays.
-		"<summary>Ignored paths (300): dropped by filters, not counted as planned</summary>\n\n" +
+		"<summary>Paths not reviewed in full (300), with the reason</summary>\n\n" +
 			"_The 300 paths are not listed to fit GitHub's size limit; the JSON report file lists them._\n\n</details>\n",
 		"### Findings (3,000)\n\n#### 🔴 critical",
 	} {

@@ -21,10 +21,12 @@ const (
 	sarifInformationURI = "https://github.com/org/warden"
 	sarifSrcRoot        = "%SRCROOT%"
 	// FingerprintKey is the partialFingerprints key of every SARIF result.
-	// Its value is a hash of skill, path and title plus ":n", the
-	// occurrence of that hash in the run, so that re-runs match alerts
-	// while two findings with the same title in one file stay distinct.
-	FingerprintKey = "wardenFingerprint/v1"
+	// Its value is the finding's Fingerprint (skill, path and the code it
+	// is on, never its wording) plus ":n", the occurrence of that
+	// fingerprint in the run, so that re-runs match alerts however the
+	// model words them, while two findings on the same code stay distinct.
+	// v2: v1 hashed the title.
+	FingerprintKey = "wardenFingerprint/v2"
 )
 
 type sarifLog struct {
@@ -113,6 +115,10 @@ type sarifInvocationProp struct {
 	Reviewed int    `json:"reviewed"`
 	Failed   int    `json:"failed"`
 	Skipped  int    `json:"skipped"`
+	// Cached counts the reviewed items answered from the results cache.
+	Cached int `json:"cached,omitempty"`
+	// Coverage is the report's (review.Coverage), when it has one.
+	Coverage *review.Coverage `json:"coverage,omitempty"`
 }
 
 type sarifNotification struct {
@@ -228,7 +234,11 @@ func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
 		ExecutionSuccessful: r.Complete(), // review.Decide's rule, not re-derived here
 		Properties: sarifInvocationProp{
 			Outcome: string(r.Outcome), Planned: c.planned, Reviewed: c.reviewed, Failed: c.failed, Skipped: c.skipped,
+			Cached: r.Summary.Cached,
 		},
+	}
+	if r.Coverage.Known() {
+		inv.Properties.Coverage = &r.Coverage
 	}
 	if r.Outcome == review.OutcomeDryRun {
 		inv.ToolExecutionNotifications = []sarifNotification{{
@@ -244,6 +254,14 @@ func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
 		Level:   "error",
 		Message: sarifText{Text: "warden: " + longHeadline(r) + ". Items that were not reviewed have no results; that does not mean they are clean."},
 	})
+	for _, g := range r.Coverage.NotReviewed {
+		if lim := (&review.Coverage{NotReviewed: []review.Gap{g}}).LimitBreakdown(); lim != "" {
+			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+				Level:   "error",
+				Message: sarifText{Text: fmt.Sprintf("Not reviewed: %s (%s); the files are listed in the JSON report's ignored paths.", lim, review.Counted(g.Lines, "changed line", "changed lines"))},
+			})
+		}
+	}
 	for _, it := range notReviewed(r) {
 		level := "warning"
 		if it.Status == review.StatusFailed {
@@ -301,10 +319,22 @@ func artifactURI(path string) string {
 	return b.String()
 }
 
-// Fingerprint is a finding's stable identity across runs: a hash of its
-// skill, path and title (white space collapsed), 32 hex digits. Lines are
-// left out on purpose, so that an alert survives edits above it.
+// Fingerprint is a finding's stable identity across runs: the one review
+// computed from its skill, path and the code it is on
+// (review.Finding.Fingerprint), 32 hex digits; for a finding without a
+// valid one (a report of an older version), LegacyFingerprint.
 func Fingerprint(f review.Finding) string {
+	if len(f.Fingerprint) == 32 && strings.Trim(f.Fingerprint, "0123456789abcdef") == "" {
+		return f.Fingerprint
+	}
+	return LegacyFingerprint(f)
+}
+
+// LegacyFingerprint is the identity earlier versions gave a finding: a
+// hash of its skill, path and title (white space collapsed). It is read
+// only to recognize the markers those versions posted, so that their
+// threads and dismissals keep counting while the wording stays the same.
+func LegacyFingerprint(f review.Finding) string {
 	h := sha256.New()
 	for _, s := range []string{OneLine(f.Skill), strings.TrimSpace(f.Path), OneLine(f.Title)} {
 		h.Write([]byte(s))

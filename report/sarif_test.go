@@ -171,7 +171,14 @@ func TestSARIFStructure(t *testing.T) {
 			case tc.report.Outcome == review.OutcomeDryRun:
 				wantNotes = 1
 			case !complete:
-				wantNotes = 1 + c.notReviewed // the headline, then one per item
+				// The headline, one per limit that left code unreviewed,
+				// then one per item.
+				wantNotes = 1 + c.notReviewed
+				for _, g := range tc.report.Coverage.NotReviewed {
+					if g.Reason == review.LimitMaxFiles || g.Reason == review.LimitMaxChangedLines {
+						wantNotes++
+					}
+				}
 			}
 			if got := len(inv.ToolExecutionNotifications); got != wantNotes {
 				t.Errorf("len(toolExecutionNotifications) = %d, want %d", got, wantNotes)

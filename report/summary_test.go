@@ -19,7 +19,7 @@ func TestHeadline(t *testing.T) {
 		want string
 	}{
 		{"nil", nil, "No report"},
-		{"nothing to review", &review.Report{Outcome: review.OutcomeComplete}, "Complete — nothing needed review"},
+		{"nothing to review", &review.Report{Outcome: review.OutcomeComplete}, "Complete — nothing needed review (no changed file)"},
 		{"complete, no findings", &review.Report{Outcome: review.OutcomeComplete,
 			Items: []review.Item{{Status: review.StatusReviewed}, {Status: review.StatusReviewed}}},
 			"Complete — 2 of 2 items reviewed, no findings"},

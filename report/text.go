@@ -86,8 +86,12 @@ func writeText(buf *bytes.Buffer, r *review.Report, opts Options) error {
 		return nil
 	}
 	textFindings(buf, r, opts, p)
+	textScope(buf, r, p)
 	textNotReviewed(buf, r, c, p)
 	textIgnored(buf, r, p)
+	if l := cacheLine(r); l != "" {
+		buf.WriteString("\n" + p.paint(sgrBold, "Results cache") + ": " + l + ".\n")
+	}
 	textRoutes(buf, r, p)
 	textFallbacks(buf, r, p)
 	textDiagnoses(buf, r, p)
@@ -160,7 +164,7 @@ func textNotReviewed(buf *bytes.Buffer, r *review.Report, c counts, p palette) {
 		}
 		return
 	}
-	buf.WriteString("\n" + p.paint(sgrBoldYel, "Not reviewed ("+strconv.Itoa(len(nr))+")") +
+	buf.WriteString("\n" + p.paint(sgrBoldYel, "Not reviewed ("+review.Count(len(nr))+")") +
 		" — no findings here does not mean no problems\n")
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  STATUS\tREASON\tROUTE\tSKILL\tLOCATION")
@@ -169,6 +173,38 @@ func textNotReviewed(buf *bytes.Buffer, r *review.Report, c counts, p palette) {
 			cell(it.Route), cell(it.Skill), cell(textLoc(it.Path, it.StartLine, it.EndLine)))
 	}
 	tw.Flush()
+}
+
+// textScope is the coverage of the change in changed files and lines:
+// what was reviewed of what was in scope, what was not and why, what
+// policy excluded, and what an untrusted author's change had reviewed
+// although a convention would exclude it.
+func textScope(buf *bytes.Buffer, r *review.Report, p palette) {
+	cov := &r.Coverage
+	if !cov.Known() {
+		return
+	}
+	color := sgrBold
+	if !cov.Complete() {
+		color = sgrBoldYel
+	}
+	buf.WriteString("\n" + p.paint(color, "Coverage") + ": " + cov.Amounts() + "\n")
+	for _, g := range cov.NotReviewed {
+		fmt.Fprintf(buf, "  not reviewed: %s, %s\n", g.Phrase(), review.Counted(g.Lines, "line", "lines"))
+	}
+	if len(cov.Excluded) > 0 {
+		fmt.Fprintf(buf, "  excluded by policy: %s\n", OneLine(cov.ExcludedBreakdown()))
+	}
+	if cov.LimitsLeftOut() {
+		buf.WriteString("  files over the limits are out of scope (limits_out_of_scope = true): not reviewed, not counted\n")
+	}
+	if len(cov.Conventions) > 0 {
+		var parts []string
+		for _, g := range cov.Conventions {
+			parts = append(parts, g.KindPhrase())
+		}
+		fmt.Fprintf(buf, "  reviewed although a convention would exclude them (the author is not trusted): %s\n", OneLine(strings.Join(parts, ", ")))
+	}
 }
 
 // textWithheld says what the review kept from the models (withheldLines).
@@ -190,7 +226,7 @@ func textIgnored(buf *bytes.Buffer, r *review.Report, p palette) {
 	if len(r.Ignored) == 0 {
 		return
 	}
-	buf.WriteString("\n" + p.paint(sgrBold, "Ignored ("+strconv.Itoa(len(r.Ignored))+")") + "\n")
+	buf.WriteString("\n" + p.paint(sgrBold, "Not reviewed in full ("+review.Count(len(r.Ignored))+" paths)") + "\n")
 	for _, g := range groupIgnored(r.Ignored) {
 		fmt.Fprintf(buf, "  %s (%s)\n", g.reason, review.Count(len(g.paths)))
 		for _, path := range g.paths[:min(len(g.paths), textMaxIgnored)] {
@@ -218,6 +254,9 @@ func groupIgnored(ig []review.Ignored) []ignoredGroup {
 	at := map[string]int{}
 	for _, x := range ig {
 		reason := dash(OneLine(x.Reason))
+		if x.Reason == "limit:lines:partial" {
+			reason += " (partly reviewed: their first lines were)"
+		}
 		i, ok := at[reason]
 		if !ok {
 			i = len(out)
@@ -255,12 +294,12 @@ func textFallbacks(buf *bytes.Buffer, r *review.Report, p palette) {
 	}
 	fbs := fallbacks(r.Items)
 	if len(fbs) == 0 {
-		if countItems(r).reviewed > 0 {
-			buf.WriteString("\nFallbacks: none; every reviewed item was served by its first attempt's route.\n")
+		if countItems(r).reviewed > r.Summary.Cached {
+			buf.WriteString("\nFallbacks: " + fallbackNone(r) + "\n")
 		}
 		return
 	}
-	buf.WriteString("\n" + p.paint(sgrBoldYel, "Fallbacks ("+strconv.Itoa(len(fbs))+")") + " — " +
+	buf.WriteString("\n" + p.paint(sgrBoldYel, "Fallbacks ("+review.Count(len(fbs))+")") + " — " +
 		fallbackSummary(fbs) + "\n")
 	for _, f := range fbs {
 		it := f.item

@@ -22,10 +22,17 @@ import (
 	"github.com/org/warden/execution"
 )
 
-// CacheFormat names the results cache's entry format and keying rules. It
-// is part of every key: changing how keys are derived or what an entry
-// holds means changing it, so that old entries are misses, never misread.
+// CacheFormat names the keying rules of CacheKey, which eval's recordings
+// use too. The results cache's own entries are ResultsFormat's.
 const CacheFormat = "warden.results/v1"
+
+// ResultsFormat names the results cache's entry format and keying rules:
+// CacheKey's, with the route's endpoint (its base URL's host) in the key,
+// so that a route pointed at another server never reads the answers of
+// the one before. It is part of every key: changing how keys are derived
+// or what an entry holds means changing it, so that old entries are
+// misses, never misread.
+const ResultsFormat = "warden.results/v2"
 
 // DefaultCacheMaxBytes bounds a results cache whose MaxBytes is not set:
 // 64 MiB, about 30,000 answers of 2 KiB.
@@ -43,8 +50,8 @@ const maxEntryBytes = 1<<20 + 4096
 // cache directory locally, a directory the Actions cache restores and saves
 // on GitHub Actions.
 //
-// A key is the SHA-256 of CacheFormat, Domain, the model, and the exact
-// request: its messages (the system message holds the prompt's version and
+// A key is the SHA-256 of ResultsFormat, Domain, the model, the route's
+// endpoint (the host of its base URL), and the exact request: its messages (the system message holds the prompt's version and
 // the skill's text, the user message the chunk and its context), its
 // schema and its max_tokens. An entry carries its own key and a checksum of
 // its answer (an HMAC with Secret when set); an entry that does not parse,
@@ -101,28 +108,47 @@ type CacheStats struct {
 
 // CachedAnswer is what the cache holds for one request.
 type CachedAnswer struct {
-	Content string // the model's answer, as accepted
-	Model   string // the model that answered
-	Route   string // the route it answered on, for the report
+	Content  string // the model's answer, as accepted
+	Model    string // the model that answered
+	Endpoint string // the host of the base URL it answered on
+	Route    string // the route's name when it answered (a name of that configuration)
 }
 
 type cacheEntry struct {
-	Format  string `json:"format"`
-	Key     string `json:"key"`
-	Model   string `json:"model"`
-	Route   string `json:"route"`
-	Content string `json:"content"`
-	Sum     string `json:"sum"`
-	Written string `json:"written"`
+	Format   string `json:"format"`
+	Key      string `json:"key"`
+	Model    string `json:"model"`
+	Endpoint string `json:"endpoint"`
+	Route    string `json:"route"`
+	Content  string `json:"content"`
+	Sum      string `json:"sum"`
+	Written  string `json:"written"`
 }
 
-// CacheKey is the key of req's answer from model in domain: hex SHA-256.
+// CacheKey is the key of req's answer from model in domain: hex SHA-256
+// (the keying of eval's recordings; the results cache adds the endpoint:
+// ResultsKey).
 func CacheKey(domain, model string, req *execution.Request) string {
+	return requestKey(CacheFormat, domain, model, nil, req)
+}
+
+// ResultsKey is the results cache's key of req's answer from model at
+// endpoint (the host of the route's base URL) in domain: hex SHA-256.
+func ResultsKey(domain, model, endpoint string, req *execution.Request) string {
+	return requestKey(ResultsFormat, domain, model, &endpoint, req)
+}
+
+// requestKey hashes the key's fields, each length-prefixed; endpoint is
+// left out when nil (CacheKey's rules).
+func requestKey(format, domain, model string, endpoint *string, req *execution.Request) string {
 	h := sha256.New()
 	field := func(s string) { fmt.Fprintf(h, "%d:%s\n", len(s), s) }
-	field(CacheFormat)
+	field(format)
 	field(domain)
 	field(model)
+	if endpoint != nil {
+		field(*endpoint)
+	}
 	for _, m := range req.Messages {
 		field(m.Role)
 		field(m.Content)
@@ -143,7 +169,7 @@ func (c *Cache) path(key string) string { return filepath.Join(c.Dir, key[:2], k
 
 func (c *Cache) sum(key string, e *cacheEntry) string {
 	var mac []byte
-	msg := strings.Join([]string{e.Format, key, e.Model, e.Route, e.Content}, "\x00")
+	msg := strings.Join([]string{e.Format, key, e.Model, e.Endpoint, e.Route, e.Content}, "\x00")
 	if len(c.Secret) > 0 {
 		m := hmac.New(sha256.New, c.Secret)
 		m.Write([]byte(msg))
@@ -179,7 +205,7 @@ func (c *Cache) Get(key string) (CachedAnswer, bool) {
 		return CachedAnswer{}, false
 	}
 	c.stats.Hits++
-	return CachedAnswer{Content: e.Content, Model: e.Model, Route: e.Route}, true
+	return CachedAnswer{Content: e.Content, Model: e.Model, Endpoint: e.Endpoint, Route: e.Route}, true
 }
 
 func (c *Cache) read(key string) (e cacheEntry, ok, corrupt bool) {
@@ -196,7 +222,7 @@ func (c *Cache) read(key string) (e cacheEntry, ok, corrupt bool) {
 	if err := json.Unmarshal(buf.Bytes(), &e); err != nil {
 		return e, false, true
 	}
-	if e.Format != CacheFormat || e.Key != key || !hmac.Equal([]byte(e.Sum), []byte(c.sum(key, &e))) {
+	if e.Format != ResultsFormat || e.Key != key || !hmac.Equal([]byte(e.Sum), []byte(c.sum(key, &e))) {
 		return e, false, true
 	}
 	now := time.Now()
@@ -210,7 +236,7 @@ func (c *Cache) Put(key string, a CachedAnswer) {
 	if c == nil || len(key) != sha256.Size*2 {
 		return
 	}
-	e := cacheEntry{Format: CacheFormat, Key: key, Model: a.Model, Route: a.Route, Content: a.Content, Written: time.Now().UTC().Format(time.RFC3339)}
+	e := cacheEntry{Format: ResultsFormat, Key: key, Model: a.Model, Endpoint: a.Endpoint, Route: a.Route, Content: a.Content, Written: time.Now().UTC().Format(time.RFC3339)}
 	e.Sum = c.sum(key, &e)
 	b, err := json.Marshal(e)
 	if err != nil || len(b) > maxEntryBytes {
@@ -319,8 +345,11 @@ func (c *Cache) Stats() CacheStats {
 }
 
 // lookup returns, for each engine item, its cached answer (nil for a
-// miss), trying the routes' models in failover order. An answer the
-// current rules no longer accept is a miss too.
+// miss), trying the routes' models and endpoints in failover order. An
+// answer the current rules no longer accept is a miss too. A hit's Route
+// is the current route whose model and endpoint the key holds: the one
+// the answer is attributed to, whatever the route was called when it
+// answered.
 func (c *Cache) lookup(eng *execution.Engine, items []execution.Item) []*CachedAnswer {
 	out := make([]*CachedAnswer, len(items))
 	if c == nil {
@@ -328,7 +357,7 @@ func (c *Cache) lookup(eng *execution.Engine, items []execution.Item) []*CachedA
 	}
 	for i, it := range items {
 		for _, rt := range eng.Routes() {
-			a, ok := c.Get(CacheKey(c.Domain, rt.Model, it.Request))
+			a, ok := c.Get(ResultsKey(c.Domain, rt.Model, urlHost(rt.BaseURL), it.Request))
 			if !ok {
 				continue
 			}
@@ -336,6 +365,7 @@ func (c *Cache) lookup(eng *execution.Engine, items []execution.Item) []*CachedA
 				c.count(func(s *CacheStats) { s.Corrupt++; s.Hits--; s.Misses++ })
 				continue
 			}
+			a.Route, a.Endpoint = rt.Name, urlHost(rt.BaseURL)
 			out[i] = &a
 			break
 		}
@@ -382,7 +412,9 @@ func (c *Cache) store(eng *execution.Engine, it execution.Item, res execution.Re
 	}
 	for _, rt := range eng.Routes() {
 		if rt.Name == res.Route {
-			c.Put(CacheKey(c.Domain, rt.Model, it.Request), CachedAnswer{Content: res.Response.Content, Model: cmp.Or(res.Response.Model, rt.Model), Route: rt.Name})
+			host := urlHost(rt.BaseURL)
+			c.Put(ResultsKey(c.Domain, rt.Model, host, it.Request),
+				CachedAnswer{Content: res.Response.Content, Model: cmp.Or(res.Response.Model, rt.Model), Endpoint: host, Route: rt.Name})
 			return
 		}
 	}

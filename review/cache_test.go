@@ -154,7 +154,7 @@ func TestCacheForkCannotFeedPrivileged(t *testing.T) {
 		plan := planFixture(t, eng, Options{Skills: builtins()})
 		forger := &Cache{Dir: dir, Domain: "trusted"}
 		for _, wi := range plan.Items {
-			forger.Put(CacheKey("trusted", "test-model", wi.Request), CachedAnswer{Content: `{"findings":[]}`, Model: "test-model", Route: "primary"})
+			forger.Put(ResultsKey("trusted", "test-model", "", wi.Request), CachedAnswer{Content: `{"findings":[]}`, Model: "test-model", Route: "primary"})
 		}
 
 		c := &Cache{Dir: dir, Domain: "trusted", Secret: secret}
@@ -191,8 +191,8 @@ func TestCacheForkCannotFeedPrivileged(t *testing.T) {
 func TestCacheCorruption(t *testing.T) {
 	t.Parallel()
 	req := &execution.Request{Messages: []execution.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "u"}}, MaxTokens: 10}
-	key := CacheKey("d", "m", req)
-	other := CacheKey("d", "m2", req)
+	key := ResultsKey("d", "m", "", req)
+	other := ResultsKey("d", "m2", "", req)
 	good := func(t *testing.T, dir string) {
 		(&Cache{Dir: dir, Domain: "d"}).Put(key, CachedAnswer{Content: `{"findings":[]}`, Model: "m", Route: "r"})
 	}
@@ -223,7 +223,7 @@ func TestCacheCorruption(t *testing.T) {
 		{"other format", func(t *testing.T, dir string) {
 			good(t, dir)
 			b, _ := os.ReadFile(path(dir, key))
-			os.WriteFile(path(dir, key), []byte(strings.Replace(string(b), CacheFormat, "warden.results/v0", 1)), 0o600)
+			os.WriteFile(path(dir, key), []byte(strings.Replace(string(b), ResultsFormat, "warden.results/v0", 1)), 0o600)
 		}},
 		{"too large", func(t *testing.T, dir string) {
 			os.MkdirAll(filepath.Dir(path(dir, key)), 0o700)
@@ -283,25 +283,61 @@ func TestCacheKey(t *testing.T) {
 	other := *sk
 	other.Instructions += "\nAlso check naming."
 	base := buildRequest(sk, &hp.Chunks[0], Change{}, DefaultMaxTokens)
-	k := CacheKey("trusted", "m", base)
-	if again := CacheKey("trusted", "m", buildRequest(sk, &hp.Chunks[0], Change{}, DefaultMaxTokens)); again != k {
+	const host = "openrouter.ai"
+	k := ResultsKey("trusted", "m", host, base)
+	if again := ResultsKey("trusted", "m", host, buildRequest(sk, &hp.Chunks[0], Change{}, DefaultMaxTokens)); again != k {
 		t.Errorf("the same request gives two keys")
 	}
 	withContext := hp.Chunks[0]
 	withContext.Before = append(slices.Clone(withContext.Before), hunks.ContextLine{Line: 1, Text: "// changed context"})
 	for name, k2 := range map[string]string{
-		"model":      CacheKey("trusted", "m2", base),
-		"domain":     CacheKey("fork", "m", base),
-		"skill text": CacheKey("trusted", "m", buildRequest(&other, &hp.Chunks[0], Change{}, DefaultMaxTokens)),
-		"chunk":      CacheKey("trusted", "m", buildRequest(sk, &hp.Chunks[1], Change{}, DefaultMaxTokens)),
-		"context":    CacheKey("trusted", "m", buildRequest(sk, &withContext, Change{}, DefaultMaxTokens)),
-		"max tokens": CacheKey("trusted", "m", buildRequest(sk, &hp.Chunks[0], Change{}, 100)),
-		"pr title":   CacheKey("trusted", "m", buildRequest(sk, &hp.Chunks[0], Change{Title: "x"}, DefaultMaxTokens)),
-		"prompt":     CacheKey("trusted", "m", &execution.Request{Messages: []execution.Message{{Role: "system", Content: base.Messages[0].Content + " v2"}, base.Messages[1]}, MaxTokens: base.MaxTokens, Schema: base.Schema}),
+		"model":      ResultsKey("trusted", "m2", host, base),
+		"endpoint":   ResultsKey("trusted", "m", "127.0.0.1:9", base),
+		"domain":     ResultsKey("fork", "m", host, base),
+		"skill text": ResultsKey("trusted", "m", host, buildRequest(&other, &hp.Chunks[0], Change{}, DefaultMaxTokens)),
+		"chunk":      ResultsKey("trusted", "m", host, buildRequest(sk, &hp.Chunks[1], Change{}, DefaultMaxTokens)),
+		"context":    ResultsKey("trusted", "m", host, buildRequest(sk, &withContext, Change{}, DefaultMaxTokens)),
+		"max tokens": ResultsKey("trusted", "m", host, buildRequest(sk, &hp.Chunks[0], Change{}, 100)),
+		"pr title":   ResultsKey("trusted", "m", host, buildRequest(sk, &hp.Chunks[0], Change{Title: "x"}, DefaultMaxTokens)),
+		"prompt":     ResultsKey("trusted", "m", host, &execution.Request{Messages: []execution.Message{{Role: "system", Content: base.Messages[0].Content + " v2"}, base.Messages[1]}, MaxTokens: base.MaxTokens, Schema: base.Schema}),
+		// eval's recordings key without the endpoint, in their own format.
+		"format": CacheKey("trusted", "m", base),
 	} {
 		if k2 == k {
 			t.Errorf("changing the %s keeps the key", name)
 		}
+	}
+}
+
+// TestCacheEndpointAndAttribution: an answer cached from one endpoint is
+// not served to a route pointed at another (a dead server stays dead, it
+// does not give a complete review from old answers); a hit is attributed to
+// the model and endpoint that answered and to the current route with them,
+// whatever the route was called when it answered.
+func TestCacheEndpointAndAttribution(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	run := func(name, baseURL string, script func(*execution.Request) fakeopenai.Answer) *Report {
+		eng := newEngine(t, &fakeModel{script: script}, func(r *execution.Route) { r.Name, r.BaseURL = name, baseURL }, nil)
+		opts := Options{Skills: builtins()[:1], Cache: &Cache{Dir: dir, Domain: "trusted"}}
+		return Run(t.Context(), planFixture(t, eng, opts), eng, opts)
+	}
+	first := run("old-name", "https://models.example/v1", nil)
+	if first.Outcome != OutcomeComplete || first.Summary.Cached != 0 {
+		t.Fatalf("first run: %s, %d cached; want complete, none cached", first.Outcome, first.Summary.Cached)
+	}
+	again := run("primary", "https://models.example/v2", always(fakeopenai.Answer{Status: 401}))
+	if again.Outcome != OutcomeComplete || again.Summary.Cached != len(again.Items) {
+		t.Fatalf("same endpoint, new route name: %s, %d of %d cached; want all from the cache", again.Outcome, again.Summary.Cached, len(again.Items))
+	}
+	for _, it := range again.Items {
+		if it.Route != "primary" || it.CachedModel != "test-model" || it.CachedEndpoint != "models.example" {
+			t.Errorf("cached item %s: route %q, model %q, endpoint %q; want primary, test-model, models.example", it.Path, it.Route, it.CachedModel, it.CachedEndpoint)
+		}
+	}
+	dead := run("primary", "http://127.0.0.1:9/v1", always(fakeopenai.Answer{Status: 401}))
+	if dead.Outcome != OutcomeProviderUnavailable || dead.Summary.Cached != 0 {
+		t.Errorf("route pointed at another server: %s, %d cached; want provider-unavailable, none from the old server's entries", dead.Outcome, dead.Summary.Cached)
 	}
 }
 
@@ -314,7 +350,7 @@ func TestCacheBounded(t *testing.T) {
 	var keys []string
 	for i := range 100 {
 		req := &execution.Request{Messages: []execution.Message{{Role: "user", Content: fmt.Sprint(i)}}}
-		k := CacheKey("", "m", req)
+		k := ResultsKey("", "m", "", req)
 		keys = append(keys, k)
 		c.Put(k, CachedAnswer{Content: strings.Repeat("x", 500)})
 	}

@@ -7,7 +7,11 @@
 //
 // It owns the vocabulary every other layer speaks: Finding, Severity,
 // Outcome, Item, Report, and the Publisher interface that report sinks
-// implement.
+// implement. It owns two decisions every sink reads and none recomputes:
+// Coverage (what of the change was in scope, reviewed, not reviewed and
+// why, excluded by kind: coverage.go), from which Decide makes the
+// outcome; and a finding's identity across runs, its Fingerprint, from
+// its skill, path and code, never its wording (fingerprint.go).
 //
 // It may import execution, hunks, skills, related and secrets (which it
 // asks what no request may carry: secrets.go). It must not import report,

@@ -50,6 +50,7 @@ func Since(hp *hunks.Plan, interdiff []*hunks.File, since string) (*hunks.Plan, 
 	out := &hunks.Plan{Ignored: slices.Clone(hp.Ignored)}
 	kept := map[string]bool{}
 	var left []string
+	lines := map[string]int{} // changed lines left out, by path
 	dropped := 0
 	for _, c := range hp.Chunks {
 		keep := whole[c.Path] || slices.ContainsFunc(touched[c.Path], func(n int) bool { return n >= c.StartLine && n <= c.EndLine })
@@ -59,15 +60,17 @@ func Since(hp *hunks.Plan, interdiff []*hunks.File, since string) (*hunks.Plan, 
 			continue
 		}
 		dropped++
+		lines[c.Path] += c.Added + c.Deleted
 		if !slices.Contains(left, c.Path) {
 			left = append(left, c.Path)
 		}
 	}
 	for _, p := range left {
 		if !kept[p] {
-			out.Ignored = append(out.Ignored, hunks.Ignored{Path: p, Reason: fmt.Sprintf("unchanged since %s", short)})
+			out.Ignored = append(out.Ignored, hunks.Ignored{Path: p, Reason: fmt.Sprintf("unchanged since %s", short), Lines: lines[p]})
 		}
 	}
+	out.Conventions = hp.Conventions
 	slices.SortStableFunc(out.Ignored, func(a, b hunks.Ignored) int {
 		switch {
 		case a.Path < b.Path:

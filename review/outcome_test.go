@@ -11,21 +11,29 @@ func TestDecide(t *testing.T) {
 		}
 		return out
 	}
+	limited := &Coverage{NotReviewed: []Gap{{Reason: LimitMaxFiles, Files: 1022, Lines: 40000}}}
+	excludedOnly := &Coverage{Excluded: []Gap{{Reason: "generated", Files: 1, Lines: 3}}}
 	tests := []struct {
 		name  string
 		items []Item
+		cov   *Coverage
 		want  Outcome
 	}{
-		{"nothing to review", nil, OutcomeComplete},
-		{"all reviewed", items(StatusReviewed, StatusReviewed), OutcomeComplete},
-		{"one failed", items(StatusReviewed, StatusFailed), OutcomePartial},
-		{"one skipped", items(StatusReviewed, StatusSkipped), OutcomePartial},
-		{"all failed", items(StatusFailed, StatusFailed), OutcomeProviderUnavailable},
-		{"failed and skipped, none reviewed", items(StatusFailed, StatusSkipped), OutcomeProviderUnavailable},
-		{"all skipped before any failure", items(StatusSkipped, StatusSkipped), OutcomePartial},
+		{"nothing to review", nil, nil, OutcomeComplete},
+		{"all reviewed", items(StatusReviewed, StatusReviewed), nil, OutcomeComplete},
+		{"one failed", items(StatusReviewed, StatusFailed), nil, OutcomePartial},
+		{"one skipped", items(StatusReviewed, StatusSkipped), nil, OutcomePartial},
+		{"all failed", items(StatusFailed, StatusFailed), nil, OutcomeProviderUnavailable},
+		{"failed and skipped, none reviewed", items(StatusFailed, StatusSkipped), nil, OutcomeProviderUnavailable},
+		{"all skipped before any failure", items(StatusSkipped, StatusSkipped), nil, OutcomePartial},
+		{"all reviewed, a limit dropped files in scope", items(StatusReviewed), limited, OutcomePartial},
+		{"nothing planned, a limit dropped every file", nil, limited, OutcomePartial},
+		{"all failed, a limit dropped files too", items(StatusFailed), limited, OutcomeProviderUnavailable},
+		{"all reviewed, the rest excluded by policy", items(StatusReviewed), excludedOnly, OutcomeComplete},
+		{"nothing planned, everything excluded by policy", nil, excludedOnly, OutcomeComplete},
 	}
 	for _, tt := range tests {
-		if got := Decide(tt.items); got != tt.want {
+		if got := Decide(tt.items, tt.cov); got != tt.want {
 			t.Errorf("Decide(%s) = %s, want %s", tt.name, got, tt.want)
 		}
 	}
@@ -67,6 +75,8 @@ func TestReportBlocksAndComplete(t *testing.T) {
 		{"partial", Report{Outcome: OutcomePartial, Items: reviewed}, SeverityHigh, false, false},
 		{"claims complete with a failed item", Report{Outcome: OutcomeComplete, Items: []Item{{Status: StatusReviewed}, {Status: StatusFailed}}}, SeverityHigh, false, false},
 		{"complete with nothing planned", Report{Outcome: OutcomeComplete}, SeverityHigh, false, true},
+		{"claims complete with files over max_files", Report{Outcome: OutcomeComplete, Items: reviewed,
+			Coverage: Coverage{NotReviewed: []Gap{{Reason: LimitMaxFiles, Files: 3, Lines: 9}}}}, SeverityHigh, false, false},
 	}
 	for _, tt := range tests {
 		if got := tt.r.Blocks(tt.failOn); got != tt.wantBlocks {

@@ -44,6 +44,11 @@ type Options struct {
 	// Cache, when set, answers the items it has a result for without a
 	// model call (Item.Cached) and keeps every new accepted answer.
 	Cache *Cache
+	// LimitsOutOfScope puts what the planning limits dropped (max_files,
+	// max_changed_lines, max_file_bytes, GitHub's file limits) out of the
+	// review's scope, so that it does not keep the review from being
+	// complete; Coverage says what was left out.
+	LimitsOutOfScope bool
 	// Instructions, when set, adds the repository's instructions that
 	// apply to each chunk's path to its requests' system message
 	// (instructions.go); nil sends none.
@@ -78,6 +83,9 @@ type WorkItem struct {
 type Plan struct {
 	Items   []WorkItem
 	Ignored []Ignored
+	// Conventions are the files an untrusted author's change reviews
+	// although a convention would exclude them (hunks.Plan.Conventions).
+	Conventions []Ignored
 	// Instructions say which of the repository's instructions the items
 	// carry (Options.Instructions); nil when none are configured.
 	Instructions *InstructionsReport
@@ -119,7 +127,10 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	pr.guide = opts.Instructions.redacted(g)
 	contexts := pr.gatherContexts(opts.Context, g)
 	for _, ig := range hp.Ignored {
-		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason})
+		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason, Lines: ig.Lines})
+	}
+	for _, c := range hp.Conventions {
+		p.Conventions = append(p.Conventions, Ignored{Path: c.Path, Reason: c.Reason, Lines: c.Lines})
 	}
 	selected := map[string]bool{}
 	var unselected []string
@@ -161,11 +172,15 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			}
 		}
 	}
+	lines := map[string]int{}
+	for _, c := range hp.Chunks {
+		lines[c.Path] += c.Added + c.Deleted
+	}
 	seen := map[string]bool{}
 	for _, path := range unselected {
 		if !selected[path] && !seen[path] {
 			seen[path] = true
-			p.Ignored = append(p.Ignored, Ignored{Path: path, Reason: "skill-filter"})
+			p.Ignored = append(p.Ignored, Ignored{Path: path, Reason: "skill-filter", Lines: lines[path]})
 		}
 	}
 	p.Instructions = pr.guide.report(p.Items)

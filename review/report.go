@@ -49,6 +49,11 @@ type Finding struct {
 	// reason, or why it was not verified. Omitted when verification is off.
 	Verification       string `json:"verification,omitempty"`
 	VerificationReason string `json:"verification_reason,omitempty"`
+	// Fingerprint is the finding's identity across runs, from its skill,
+	// path and the code it is on, never its wording or line numbers
+	// (fingerprintOf): 32 hex digits. Additive; omitted when unknown (a
+	// report of an older version).
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // Attempt is one model call made for an item.
@@ -141,7 +146,13 @@ type Item struct {
 	AnswerProblem string `json:"answer_problem,omitempty"`
 	// Cached is set when the item's answer came from the results cache
 	// (Options.Cache): reviewed, with no model call and no attempt.
-	Cached bool `json:"cached,omitempty"`
+	// CachedModel and CachedEndpoint say who answered it then: the model
+	// the server named and the host of the route's base URL (part of the
+	// cache's key); Route is the current route with that model and
+	// endpoint.
+	Cached         bool   `json:"cached,omitempty"`
+	CachedModel    string `json:"cached_model,omitempty"`
+	CachedEndpoint string `json:"cached_endpoint,omitempty"`
 	// Unverified counts the item's findings left not verified under
 	// [review] verify = "required": such an item makes the review partial
 	// (Decide).
@@ -162,6 +173,9 @@ type Item struct {
 type Ignored struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+	// Lines counts the changed lines the entry leaves unreviewed
+	// (hunks.Ignored.Lines); additive to the contract, omitted when 0.
+	Lines int `json:"lines,omitempty"`
 }
 
 // Summary counts items and findings.
@@ -366,6 +380,10 @@ type Report struct {
 	// Verification is what the optional verification pass did; nil when
 	// [review] verify is off (additive to the contract).
 	Verification *Verification `json:"verification,omitempty"`
+	// Coverage is what the review covered of the change, in changed files
+	// and lines, and why the rest was not (additive to the contract):
+	// Decide reads it, every sink shows it.
+	Coverage Coverage `json:"coverage"`
 	// Instructions say which of the repository's instructions the requests
 	// carried and where they were read; nil when the caller configured
 	// none (additive to the contract).
@@ -402,12 +420,12 @@ func Blocking(fs []Finding, failOn Severity) bool {
 	return false
 }
 
-// Complete reports whether the review is complete: its outcome says so and,
-// when items are listed, Decide agrees (a report read back from a file is
-// not trusted to state its own outcome).
+// Complete reports whether the review is complete: its outcome says so and
+// Decide agrees from its items and its coverage (a report read back from a
+// file is not trusted to state its own outcome).
 func (r *Report) Complete() bool {
 	if r.Outcome != OutcomeComplete {
 		return false
 	}
-	return len(r.Items) == 0 || Decide(r.Items) == OutcomeComplete
+	return Decide(r.Items, &r.Coverage) == OutcomeComplete
 }

@@ -27,6 +27,7 @@ func DryRun(p *Plan, eng *execution.Engine, opts Options) *Report {
 	}
 	r.Summary = summarize(r.Items, len(r.Findings))
 	r.Summary.FindingsDropped = dropped
+	r.Coverage = coverageOf(p, r.Items, opts.LimitsOutOfScope)
 	if opts.Verify != "" && opts.Verify != VerifyOff {
 		on := "the review's routes"
 		if opts.VerifyRoute != "" {
@@ -68,7 +69,9 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 		it.TimeoutEffectiveMS, it.DeadlineMS = wi.TimeoutEffective.Milliseconds(), wi.Deadline.Milliseconds()
 		it.Request, it.StartMS, it.DurationMS = g+1, res.Start.Milliseconds(), res.Duration.Milliseconds()
 		idx.record(r, it, res, size, first)
-		it.Cached = cached[g] != nil
+		if a := cached[g]; a != nil {
+			it.Cached, it.CachedModel, it.CachedEndpoint = true, a.Model, a.Endpoint
+		}
 		switch res.Status {
 		case execution.StatusDone:
 			if first && size > 1 {
@@ -109,7 +112,8 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 	if opts.Cache != nil {
 		r.Summary.CacheRejected = opts.Cache.Stats().Corrupt
 	}
-	r.Outcome = Decide(r.Items)
+	r.Coverage = coverageOf(p, r.Items, opts.LimitsOutOfScope)
+	r.Outcome = Decide(r.Items, &r.Coverage)
 	r.Routes = routeStats(eng, stats)
 	r.DurationMS = time.Since(start).Milliseconds()
 	r.Diagnoses = Diagnose(r)
@@ -244,7 +248,11 @@ func (idx routeIndex) answer(it *Item, wi *WorkItem, res execution.Result, size 
 		it.Answer, it.AnswerProblem = noteAnswer(res.Response, errNotContract)
 		return nil
 	}
-	return validate(raw, lines, base, dropped)
+	got := validate(raw, lines, base, dropped)
+	for i := range got {
+		got[i].Fingerprint = fingerprintOf(wi.Chunk, got[i])
+	}
+	return got
 }
 
 // serverAddress is the host and explicit port of a route's base URL, for
@@ -285,10 +293,15 @@ func acceptBatch(resp *execution.Response) error {
 	return nil
 }
 
-// Decide applies the outcome rules of DESIGN.md §4 to finished items. An
-// item with findings left not verified under [review] verify = "required"
-// (Item.Unverified) keeps a review from being complete.
-func Decide(items []Item) Outcome {
+// Decide applies the outcome rules of DESIGN.md §4 to finished items and
+// the review's coverage: complete only when every item was reviewed and
+// every changed line in scope was (cov; nil when unknown, then the items
+// alone decide). An item with findings left not verified under [review]
+// verify = "required" (Item.Unverified) keeps a review from being
+// complete. A review in which no item was reviewed, one failing on the
+// provider, is provider-unavailable; anything else incomplete is partial
+// (a limit that dropped code in scope, a cap, the budget).
+func Decide(items []Item, cov *Coverage) Outcome {
 	reviewed, failed, unverified := 0, 0, 0
 	for _, it := range items {
 		switch it.Status {
@@ -302,7 +315,7 @@ func Decide(items []Item) Outcome {
 		}
 	}
 	switch {
-	case reviewed == len(items) && unverified == 0:
+	case reviewed == len(items) && unverified == 0 && (cov == nil || cov.Complete()):
 		return OutcomeComplete
 	case reviewed == 0 && failed > 0:
 		return OutcomeProviderUnavailable
@@ -363,6 +376,7 @@ func newReport(p *Plan, eng *execution.Engine, opts Options) *Report {
 		Findings:  []Finding{},
 		Items:     make([]Item, len(p.Items)),
 		Ignored:   slices.Clone(p.Ignored),
+		Coverage:  Coverage{NotReviewed: []Gap{}, Excluded: []Gap{}},
 		Routes:    []RouteStats{},
 		Policy:    policyOf(eng, opts),
 		Diagnoses: []Diagnosis{},

@@ -58,6 +58,9 @@ type Setup struct {
 	// Context, when set, is the context beyond the hunk (Options.Context);
 	// its Source defaults to the change's.
 	Context *related.Options
+	// LimitsOutOfScope puts what the planning limits drop out of scope
+	// (Options.LimitsOutOfScope).
+	LimitsOutOfScope bool
 	// Instructions are the repository's instructions (instructions.go):
 	// read for the paths under review once the change is filtered.
 	Instructions InstructionsSetup
@@ -150,7 +153,7 @@ func Prepare(diff Diff, source func(string) ([]byte, error), ignored []Ignored, 
 		Verify: s.Verify, VerifyRoute: s.VerifyRoute, Context: s.Context,
 		Skills: chosen, Change: s.Change, MaxTokens: s.MaxTokens, BatchSkills: s.BatchSkills,
 		FailOn: s.Thresholds.FailOn, ReportOn: s.Thresholds.ReportOn, MaxFindings: s.Thresholds.MaxFindings,
-		Cache: s.Cache, Secrets: s.Secrets, Instructions: guide,
+		Cache: s.Cache, Secrets: s.Secrets, Instructions: guide, LimitsOutOfScope: s.LimitsOutOfScope,
 	}
 	plan, err := NewPlan(hp, eng, opts)
 	if err != nil {

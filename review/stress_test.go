@@ -166,8 +166,8 @@ func TestStress10000(t *testing.T) {
 				if s.Planned != n || s.Reviewed+s.Failed+s.Skipped != n {
 					t.Errorf("summary %+v does not add up to %d items", s, n)
 				}
-				if r.Outcome != Decide(r.Items) {
-					t.Errorf("outcome %s, Decide says %s", r.Outcome, Decide(r.Items))
+				if r.Outcome != Decide(r.Items, &r.Coverage) {
+					t.Errorf("outcome %s, Decide says %s", r.Outcome, Decide(r.Items, &r.Coverage))
 				}
 				reviewed := map[string]bool{}
 				reasons := map[string]int{}

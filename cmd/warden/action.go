@@ -79,7 +79,7 @@ func actionConfig(e *env, name string, data []byte) (*action.Config, error) {
 			}
 			job, err := planReview(e, cfg, &change{diff: hunks.Files(r.Change.Files), source: r.Change.Source, ignored: r.Change.Ignored}, config.ReviewSettings{
 				Thresholds: r.Thresholds, SkillNames: r.SkillNames, Skills: r.Skills, Change: r.Info,
-				Cache: r.Cache, Narrow: r.Narrow, Instructions: r.Instructions,
+				Cache: r.Cache, Narrow: r.Narrow, Untrusted: r.Untrusted, Instructions: r.Instructions,
 				InstructionsFrom: r.InstructionsFrom, InstructionsNotRead: r.InstructionsNotRead,
 			}, false)
 			if err != nil {

@@ -345,7 +345,7 @@ func TestActionReportWithoutReportFile(t *testing.T) {
 				t.Fatalf("exit = %d, want 0; stderr:\n%s", res.code, res.stderr)
 			}
 			cr := h.checkRun()
-			if cr.HeadSHA != h.pr.HeadSHA || cr.Conclusion != "neutral" || cr.Title != "Not reviewed: the analysis left no report" {
+			if cr.HeadSHA != h.pr.HeadSHA || cr.Conclusion != "failure" || cr.Title != "Not reviewed: the analysis left no report" {
 				t.Errorf("check run on %s: %s %q", cr.HeadSHA, cr.Conclusion, cr.Title)
 			}
 			want := map[string]string{"success": "skipped", "failure": "error"}[conclusion]

@@ -310,8 +310,11 @@ func TestActionProviderUnavailable(t *testing.T) {
 		t.Fatalf("exit = %d, want 0 (incomplete, fail-on-incomplete unset); stderr:\n%s", res.code, res.stderr)
 	}
 	cr := h.checkRun()
-	if cr.Conclusion != "neutral" || !strings.HasPrefix(cr.Title, "Provider unavailable: 0 of ") || !strings.Contains(cr.Title, "auth") {
-		t.Errorf("check run = %s %q; want neutral, Provider unavailable ... (auth)", cr.Conclusion, cr.Title)
+	if cr.Conclusion != "failure" || !strings.HasPrefix(cr.Title, "Provider unavailable: 0 of ") || !strings.Contains(cr.Title, "auth") {
+		t.Errorf("check run = %s %q; want failure, Provider unavailable ... (auth)", cr.Conclusion, cr.Title)
+	}
+	if _, passes, _ := h.gh.RequiredCheck("warden", h.pr.HeadSHA); passes {
+		t.Errorf("a provider-unavailable review passes the required check by default")
 	}
 	if got := h.outputs()["outcome"]; got != "provider-unavailable" {
 		t.Errorf("outcome output = %q", got)
@@ -320,16 +323,17 @@ func TestActionProviderUnavailable(t *testing.T) {
 		t.Errorf("a review was posted with nothing reviewed")
 	}
 
+	// A team that wants incomplete reviews to pass chooses neutral.
 	h.env["INPUT_FAIL_ON_INCOMPLETE"] = "true"
-	h.env["INPUT_INCOMPLETE_CONCLUSION"] = "failure"
+	h.env["INPUT_INCOMPLETE_CONCLUSION"] = "neutral"
 	h.gh = fakegithub.New(testOwner, testRepo)
 	h.gh.AddPullRequest(h.pr)
 	h.env["GITHUB_API_URL"] = h.gh.Start(t).URL
 	if res := h.run(context.Background()); res.code != exitIncomplete {
 		t.Errorf("exit with fail-on-incomplete = %d, want %d", res.code, exitIncomplete)
 	}
-	if cr := h.checkRun(); cr.Conclusion != "failure" {
-		t.Errorf("conclusion with incomplete-conclusion failure = %s", cr.Conclusion)
+	if cr, passes, _ := h.gh.RequiredCheck("warden", h.pr.HeadSHA); cr.Conclusion != "neutral" || !passes {
+		t.Errorf("with incomplete-conclusion neutral: %s, passes required checks %v; want neutral, passing", cr.Conclusion, passes)
 	}
 }
 
@@ -354,8 +358,8 @@ func TestActionPartialWhenOneFileTimesOut(t *testing.T) {
 		t.Fatalf("exit = %d, want 0; stderr:\n%s", res.code, res.stderr)
 	}
 	cr := h.checkRun()
-	if cr.Conclusion != "neutral" || !strings.HasPrefix(cr.Title, "Partial: ") || !strings.Contains(cr.Title, "timed out") {
-		t.Errorf("check run = %s %q; want neutral, Partial: ... timed out", cr.Conclusion, cr.Title)
+	if cr.Conclusion != "failure" || !strings.HasPrefix(cr.Title, "Partial: ") || !strings.Contains(cr.Title, "timed out") {
+		t.Errorf("check run = %s %q; want failure, Partial: ... timed out", cr.Conclusion, cr.Title)
 	}
 	if !strings.Contains(cr.Summary, "store/query.go") {
 		t.Errorf("summary does not name the file that was not reviewed")

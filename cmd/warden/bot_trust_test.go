@@ -106,13 +106,15 @@ func reviewedTwice(t *testing.T) (*actionHarness, []fakegithub.ReviewComment) {
 }
 
 // rootComments are warden's first comments of its threads whose finding
-// no other thread shares (two findings of one file may share a
-// fingerprint), so that each dismissal suppresses one finding.
+// no other thread shares (two findings on the same code share a
+// fingerprint), so that each dismissal suppresses one finding, and whose
+// code the pushes of these tests leave as it is (they rewrite README.md:
+// a finding on code that changed is another finding).
 func rootComments(h *actionHarness) []fakegithub.ReviewComment {
 	var roots []fakegithub.ReviewComment
 	seen := map[string]int{}
 	for _, c := range h.gh.ReviewComments(testPR) {
-		if c.InReplyTo == 0 && strings.Contains(c.Body, "warden:fp:") {
+		if c.InReplyTo == 0 && strings.Contains(c.Body, "warden:fp:") && c.Path != "README.md" {
 			roots = append(roots, c)
 			seen[fingerprintIn(c.Body)]++
 		}

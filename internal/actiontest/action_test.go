@@ -31,10 +31,11 @@ func root(t *testing.T) string {
 var inputs = []struct{ name, def string }{
 	{"config-path", "warden.toml"},
 	{"github-token", "${{ github.token }}"},
+	{"github-token-login", ""},
 	{"fail-on", "high"},
 	{"report-on", "medium"},
 	{"max-findings", "50"},
-	{"incomplete-conclusion", "neutral"},
+	{"incomplete-conclusion", "failure"},
 	{"fail-on-incomplete", "false"},
 	{"request-changes", "false"},
 	{"check-name", "warden"},
@@ -58,7 +59,8 @@ var inputs = []struct{ name, def string }{
 // `warden action` does not see them.
 var installOnly = []string{"version", "verify-provenance", "results-cache"}
 
-var outputs = []string{"outcome", "findings-count", "high-count", "planned", "reviewed", "report-file"}
+var outputs = []string{"outcome", "findings-count", "high-count", "planned", "reviewed", "cached",
+	"files-in-scope", "files-reviewed", "lines-in-scope", "lines-reviewed", "report-file"}
 
 type step struct {
 	Name  string            `yaml:"name"`

@@ -263,3 +263,26 @@ func pngSize(t *testing.T, path string) (w, h int) {
 	}
 	return cfg.Width, cfg.Height
 }
+
+// TestDescriptionCodeIsCode: a code block in a finding's description is
+// rendered as a code block (goldmark, as GitHub's renderer reads GFM), not
+// as literal backticks, and markup inside it stays text.
+func TestDescriptionCodeIsCode(t *testing.T) {
+	r := reviewWith40Findings(t)
+	r.Findings[0].Description = "Watch out:\n\n```go\n_ = store.Save(ctx, rec) // </details><img src=x onerror=alert(1)>\n```\n```\nmore"
+	var md, body bytes.Buffer
+	if err := report.Write(&md, r, report.FormatMarkdown, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	gm := goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(gmhtml.WithUnsafe()))
+	if err := gm.Convert(md.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	out := body.String()
+	if !strings.Contains(out, `<pre><code class="language-go">_ = store.Save(ctx, rec) // &lt;/details&gt;&lt;img src=x onerror=alert(1)&gt;`) {
+		t.Errorf("the description's code block is not rendered as Go code:\n%.3000s", out)
+	}
+	if strings.Contains(out, "```") || strings.Contains(out, "<img src=x") {
+		t.Errorf("literal fences, or markup from the description, in the rendered page:\n%.3000s", out)
+	}
+}

@@ -254,13 +254,10 @@ func (c *RuntimeClient) UploadArchive(ctx context.Context, name string, archive 
 	return strconv.ParseInt(done.ArtifactID, 10, 64)
 }
 
-// zipDir zips the regular files under dir, with paths relative to it, and
-// counts them. A missing dir is no files.
-func zipDir(dir string) ([]byte, int, error) {
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	n := 0
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+// eachFile calls f with the slash path (relative to dir) and the content of
+// each regular file under dir. A missing dir has no files.
+func eachFile(dir string, f func(rel string, data []byte) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) && p == dir {
 			return fs.SkipAll
 		}
@@ -272,7 +269,18 @@ func zipDir(dir string) ([]byte, int, error) {
 		if err != nil {
 			return err
 		}
-		f, err := zw.Create(filepath.ToSlash(rel))
+		return f(filepath.ToSlash(rel), data)
+	})
+}
+
+// zipDir zips the regular files under dir, with paths relative to it, and
+// counts them. A missing dir is no files.
+func zipDir(dir string) ([]byte, int, error) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	n := 0
+	err := eachFile(dir, func(rel string, data []byte) error {
+		f, err := zw.Create(rel)
 		if err != nil {
 			return err
 		}
@@ -294,22 +302,11 @@ func tarGz(dir string) ([]byte, error) {
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && p == dir {
-			return fs.SkipAll
-		}
-		if err != nil || !d.Type().IsRegular() {
+	err := eachFile(dir, func(rel string, data []byte) error {
+		if err := tw.WriteHeader(&tar.Header{Name: rel, Mode: 0o600, Size: int64(len(data))}); err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(dir, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o600, Size: int64(len(data))}); err != nil {
-			return err
-		}
-		_, err = tw.Write(data)
+		_, err := tw.Write(data)
 		return err
 	})
 	if err != nil {

@@ -124,27 +124,11 @@ func (s *Server) createIssueComment(w http.ResponseWriter, r *http.Request) {
 		s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest/issues/comments#create-an-issue-comment")
 		return
 	}
-	var b struct {
-		Body *string `json:"body"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
-		if s.specOK(w, r, route) {
-			s.errorJSON(w, r, http.StatusBadRequest, "Problems parsing JSON", nil, docsURL(route))
-		}
+	body, ok := s.issueCommentBody(w, r, route)
+	if !ok {
 		return
 	}
-	if b.Body != nil && utf8.RuneCountInString(*b.Body) > MaxBody {
-		s.validationFailed(w, r, route, "IssueComment", fmt.Sprintf("Body is too long (maximum is %d characters)", MaxBody))
-		return
-	}
-	if b.Body != nil && *b.Body == "" {
-		s.validationFailed(w, r, route, "IssueComment", "Body can't be blank")
-		return
-	}
-	if !s.specOK(w, r, route) {
-		return
-	}
-	id := s.AddIssueComment(n, IssueComment{Body: *b.Body, User: "github-actions[bot]"})
+	id := s.AddIssueComment(n, IssueComment{Body: body, User: s.writer()})
 	var c IssueComment
 	for _, ic := range s.IssueComments(n) {
 		if ic.ID == id {
@@ -152,6 +136,33 @@ func (s *Server) createIssueComment(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusCreated, s.issueCommentJSON(c))
+}
+
+// issueCommentBody reads the body of a request to create or update an
+// issue comment as GitHub checks it: JSON, at most MaxBody characters, not
+// blank, and the route's schema. ok is false when it answered the error.
+func (s *Server) issueCommentBody(w http.ResponseWriter, r *http.Request, route string) (body string, ok bool) {
+	var b struct {
+		Body *string `json:"body"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+		if s.specOK(w, r, route) {
+			s.errorJSON(w, r, http.StatusBadRequest, "Problems parsing JSON", nil, docsURL(route))
+		}
+		return "", false
+	}
+	if b.Body != nil && utf8.RuneCountInString(*b.Body) > MaxBody {
+		s.validationFailed(w, r, route, "IssueComment", fmt.Sprintf("Body is too long (maximum is %d characters)", MaxBody))
+		return "", false
+	}
+	if b.Body != nil && *b.Body == "" {
+		s.validationFailed(w, r, route, "IssueComment", "Body can't be blank")
+		return "", false
+	}
+	if !s.specOK(w, r, route) {
+		return "", false
+	}
+	return *b.Body, true
 }
 
 // issueCommentJSON is GitHub's issue-comment for c.
@@ -216,7 +227,7 @@ func (s *Server) replyToReviewComment(w http.ResponseWriter, r *http.Request) {
 	// commit are the thread's (so it is outdated with it).
 	c := ReviewComment{
 		Path: parent.Path, Line: parent.Line, StartLine: parent.StartLine, Side: parent.Side, StartSide: parent.StartSide,
-		Body: *b.Body, CommitID: cmp.Or(parent.CommitID, pr.HeadSHA), User: "github-actions[bot]", InReplyTo: root, hunk: parent.hunk,
+		Body: *b.Body, CommitID: cmp.Or(parent.CommitID, pr.HeadSHA), User: s.writer(), InReplyTo: root, hunk: parent.hunk,
 	}
 	s.mu.Lock()
 	c.ID = s.id()
@@ -279,7 +290,7 @@ func (s *Server) reactionHandlers(kind, listRoute, createRoute string) (list, cr
 		if !s.specOK(w, r, createRoute) {
 			return
 		}
-		const bot = "github-actions[bot]"
+		bot := s.writer()
 		// The same reaction by the same user again is GitHub's 200 with
 		// the existing one.
 		for _, re := range s.Reactions(kind, id) {
@@ -357,29 +368,13 @@ func (s *Server) updateIssueComment(w http.ResponseWriter, r *http.Request) {
 		s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest/issues/comments#update-an-issue-comment")
 		return
 	}
-	var b struct {
-		Body *string `json:"body"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
-		if s.specOK(w, r, route) {
-			s.errorJSON(w, r, http.StatusBadRequest, "Problems parsing JSON", nil, docsURL(route))
-		}
-		return
-	}
-	if b.Body != nil && utf8.RuneCountInString(*b.Body) > MaxBody {
-		s.validationFailed(w, r, route, "IssueComment", fmt.Sprintf("Body is too long (maximum is %d characters)", MaxBody))
-		return
-	}
-	if b.Body != nil && *b.Body == "" {
-		s.validationFailed(w, r, route, "IssueComment", "Body can't be blank")
-		return
-	}
-	if !s.specOK(w, r, route) {
+	body, ok := s.issueCommentBody(w, r, route)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
 	i := slices.IndexFunc(s.issueComments, func(c IssueComment) bool { return c.ID == id })
-	s.issueComments[i].Body = *b.Body
+	s.issueComments[i].Body = body
 	s.issueComments[i].Edits++
 	c := s.issueComments[i]
 	s.mu.Unlock()

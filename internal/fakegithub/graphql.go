@@ -360,7 +360,7 @@ func (x *gqlExec) mutation() *gqlObject {
 			}
 			by := ""
 			if f == "resolveReviewThread" {
-				by = "github-actions[bot]"
+				by = x.s.writer()
 			}
 			x.s.ResolveThread(root.ID, by)
 			typ := "ResolveReviewThreadPayload"

@@ -113,8 +113,12 @@ func (s *Server) scopedDenied(w http.ResponseWriter, r *http.Request, route stri
 
 // gqlPermitted reports whether the token of auth may run a GraphQL
 // operation: reading review threads needs pull-requests read;
-// resolveReviewThread needs pull-requests and contents write (the
-// README's comment workflow asks for contents: write for it).
+// resolveReviewThread needs pull-requests and contents write. GitHub's
+// permission tables do not list GraphQL mutations; that resolveReviewThread
+// is refused ("Resource not accessible by integration") without contents:
+// write is reported in github/gh-aw#35726 and oven-sh/bun#40468, each
+// checked with both grants. The README's workflows ask for contents: read,
+// so their warden replies in a fixed finding's thread instead.
 func (s *Server) gqlPermitted(auth string, mutation bool) bool {
 	_, tok, _ := strings.Cut(auth, " ")
 	s.mu.Lock()

@@ -402,6 +402,7 @@ func (s *Server) createReview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rv, comments, msg := checkReview(pr, b)
+	rv.User = s.writer()
 	if msg != "" {
 		s.unprocessable(w, r, route, "Unprocessable Entity", msg)
 		return
@@ -477,7 +478,7 @@ func checkReview(pr *PullRequest, b reviewBody) (Review, []ReviewComment, string
 		rc.CommitID = commit
 		comments = append(comments, rc)
 	}
-	rv := Review{PR: pr.Number, CommitID: commit, Event: event, State: state, Body: body, User: "github-actions[bot]"}
+	rv := Review{PR: pr.Number, CommitID: commit, Event: event, State: state, Body: body}
 	return rv, comments, ""
 }
 

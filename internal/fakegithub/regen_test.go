@@ -36,7 +36,7 @@ var operations = []string{
 	"pulls/create-reply-for-review-comment", "issues/create-comment", "issues/list-comments",
 	"reactions/create-for-issue-comment", "reactions/list-for-issue-comment",
 	"reactions/create-for-pull-request-review-comment", "reactions/list-for-pull-request-review-comment",
-	"repos/get-collaborator-permission-level",
+	"repos/get-collaborator-permission-level", "users/get-authenticated",
 	// the bot's state and follow-ups (issue 21): workflow artifacts and the
 	// runs that made them, one review comment, the findings ledger comment
 	"actions/list-artifacts-for-repo", "actions/list-workflow-run-artifacts", "actions/get-workflow-run",

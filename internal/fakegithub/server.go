@@ -45,6 +45,10 @@ const (
 	// RouteGetPermission is a login's permission on the repository (see
 	// SetRole).
 	RouteGetPermission = "GET /repos/{owner}/{repo}/collaborators/{username}/permission"
+
+	// RouteGetAuthenticatedUser answers who the token is: a user's login
+	// for TokenLogin's token, 403 for GitHub Actions' installation token.
+	RouteGetAuthenticatedUser = "GET /user"
 	// RouteGraphQL is GitHub's GraphQL endpoint (see graphql.go); it is
 	// not in the REST description.
 	RouteGraphQL = "POST /graphql"
@@ -57,7 +61,7 @@ var Routes = []string{
 	RouteListCheckRuns, RouteCreateReply, RouteListIssueComments, RouteCreateIssueComment,
 	RouteListIssueCommentReactions, RouteCreateIssueCommentReaction,
 	RouteListReviewCommentReactions, RouteCreateReviewCommentReaction,
-	RouteGetPermission, RouteGraphQL,
+	RouteGetPermission, RouteGetAuthenticatedUser, RouteGraphQL,
 	RouteListArtifacts, RouteListRunArtifacts, RouteGetWorkflowRun, RouteDownloadArtifact,
 	RouteGetReviewComment, RouteGetIssueComment, RouteUpdateIssueComment,
 }
@@ -102,6 +106,14 @@ type Server struct {
 	// accessible by integration". Both are accepted as "Bearer <t>" or
 	// "token <t>"; anything else is 401.
 	Token, ReadOnlyToken string
+	// TokenLogin, when set, makes Token a user's token (a personal access
+	// token) of that login: GET /user answers it, and everything written
+	// with Token is authored by it. Empty: Token is GitHub Actions'
+	// installation token, whose writes are authored by github-actions[bot]
+	// and which GET /user refuses with 403 (GitHub API docs:
+	// https://docs.github.com/rest/users/users#get-the-authenticated-user;
+	// an installation token gets "Resource not accessible by integration").
+	TokenLogin string
 	// EchoAuthorization makes every error body quote the request's
 	// Authorization header, as a careless proxy might, to test that clients
 	// never pass it on.
@@ -357,6 +369,7 @@ func (s *Server) routes() {
 	s.handle(RouteListReviewCommentReactions, false, listRC)
 	s.handle(RouteCreateReviewCommentReaction, true, createRC)
 	s.handle(RouteGetPermission, false, s.getPermission)
+	s.handle(RouteGetAuthenticatedUser, false, s.getAuthenticatedUser)
 	s.handle(RouteListArtifacts, false, s.listArtifacts)
 	s.handle(RouteListRunArtifacts, false, s.listRunArtifacts)
 	s.handle(RouteGetWorkflowRun, false, s.getWorkflowRun)
@@ -417,7 +430,7 @@ func (s *Server) guard(route string, write bool, h http.HandlerFunc) http.Handle
 		if s.fault(w, r, route) {
 			return
 		}
-		if r.PathValue("owner") != s.Owner || r.PathValue("repo") != s.Repo {
+		if route != RouteGetAuthenticatedUser && (r.PathValue("owner") != s.Owner || r.PathValue("repo") != s.Repo) {
 			s.errorJSON(w, r, http.StatusNotFound, "Not Found", nil, "https://docs.github.com/rest")
 			return
 		}
@@ -548,6 +561,8 @@ func docsURL(route string) string {
 		return "https://docs.github.com/rest/pulls/comments#create-a-reply-for-a-review-comment"
 	case RouteCreateIssueComment:
 		return "https://docs.github.com/rest/issues/comments#create-an-issue-comment"
+	case RouteGetAuthenticatedUser:
+		return "https://docs.github.com/rest/users/users#get-the-authenticated-user"
 	}
 	return "https://docs.github.com/rest"
 }
@@ -623,4 +638,35 @@ func paginate[T any](w http.ResponseWriter, r *http.Request, items []T) {
 		out = []T{}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// writer is the login that what Token writes is authored by (TokenLogin).
+func (s *Server) writer() string {
+	if s.TokenLogin != "" {
+		return s.TokenLogin
+	}
+	return "github-actions[bot]"
+}
+
+// getAuthenticatedUser answers GET /user: the user of a user's token
+// (TokenLogin); an installation token, GitHub Actions' included, gets
+// 403 "Resource not accessible by integration"
+// (https://docs.github.com/rest/users/users#get-the-authenticated-user).
+func (s *Server) getAuthenticatedUser(w http.ResponseWriter, r *http.Request) {
+	if s.TokenLogin == "" || s.access(r.Header.Get("Authorization")) != readWrite {
+		s.errorJSON(w, r, http.StatusForbidden, MsgNoWriteAccess, nil, docsURL(RouteGetAuthenticatedUser))
+		return
+	}
+	if !s.specOK(w, r, RouteGetAuthenticatedUser) {
+		return
+	}
+	u := userJSON(s.TokenLogin, "User")
+	for k, v := range map[string]any{
+		"name": nil, "company": nil, "blog": "", "location": nil, "email": nil, "hireable": nil, "bio": nil,
+		"public_repos": 0, "public_gists": 0, "followers": 0, "following": 0,
+		"created_at": timestamp(s.now()), "updated_at": timestamp(s.now()),
+	} {
+		u[k] = v
+	}
+	writeJSON(w, http.StatusOK, u)
 }

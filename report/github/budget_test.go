@@ -229,7 +229,7 @@ func TestWriteBudgetBigPullRequest(t *testing.T) {
 				}
 				all := posted(fake)
 				for _, f := range fs {
-					on := strings.Contains(all, "warden:fp:"+report.Fingerprint(f))
+					on := strings.Contains(all, marker(f))
 					listed := false
 					for _, n := range notPosted {
 						listed = listed || n == f

@@ -248,3 +248,35 @@ func approximate(f review.Finding) string {
 	}
 	return ""
 }
+
+// CheckRunInfo is a check run as GitHub lists it.
+type CheckRunInfo struct {
+	ID                 int64
+	HeadSHA            string
+	Status, Conclusion string
+	Title, Summary     string
+	App                string // the slug of the app that created it
+}
+
+// LatestCheckRun returns the newest check run named name on commit sha:
+// the one GitHub shows and branch protection gates on ("latest" is the
+// listing's default filter). ok is false when there is none.
+func (c *Client) LatestCheckRun(ctx context.Context, name, sha string) (CheckRunInfo, bool, error) {
+	op := fmt.Sprintf("list check runs of %.7s", sha)
+	opts := &gh.ListCheckRunsOptions{CheckName: gh.String(name), ListOptions: gh.ListOptions{PerPage: 100}}
+	// GitHub API docs: https://docs.github.com/rest/checks/runs#list-check-runs-for-a-git-reference
+	res, _, err := c.gh.Checks.ListCheckRunsForRef(ctx, c.owner, c.repo, sha, opts)
+	if err != nil {
+		return CheckRunInfo{}, false, c.fail(op, false, err)
+	}
+	for _, run := range res.CheckRuns {
+		if run.GetName() != name {
+			continue
+		}
+		return CheckRunInfo{
+			ID: run.GetID(), HeadSHA: run.GetHeadSHA(), Status: run.GetStatus(), Conclusion: run.GetConclusion(),
+			Title: run.GetOutput().GetTitle(), Summary: run.GetOutput().GetSummary(), App: run.GetApp().GetSlug(),
+		}, true, nil
+	}
+	return CheckRunInfo{}, false, nil
+}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	gh "github.com/google/go-github/v62/github"
@@ -35,7 +36,11 @@ type Config struct {
 	ServerURL string
 	// Token authenticates every request. It is never printed, logged or put
 	// in an error: String, GoString and LogValue redact it.
-	Token       string
+	Token string
+	// Login is the login Token posts as (input github-token-login); empty
+	// means ask GitHub (Identity). Only comments by this login carry
+	// warden's markers.
+	Login       string
 	Owner, Repo string
 	// HTTPClient sends the requests; nil means a plain client. It must not
 	// retry on its own: the Client owns retries.
@@ -87,6 +92,9 @@ type Client struct {
 	token       string
 	log         *slog.Logger
 	tr          *transport
+
+	identityMu sync.Mutex
+	login      string // Identity's answer, or Config.Login
 }
 
 // ErrNoWriteAccess reports a write that GitHub refused with 403 for a reason
@@ -171,7 +179,7 @@ func New(cfg Config) (*Client, error) {
 	g := gh.NewClient(&hc).WithAuthToken(cfg.Token)
 	g.BaseURL = base
 	g.UploadURL = base
-	return &Client{
+	c := &Client{
 		gh:        g,
 		owner:     cfg.Owner,
 		repo:      cfg.Repo,
@@ -179,7 +187,9 @@ func New(cfg Config) (*Client, error) {
 		token:     cfg.Token,
 		log:       log,
 		tr:        tr,
-	}, nil
+		login:     strings.TrimSpace(cfg.Login),
+	}
+	return c, nil
 }
 
 // REST returns c's go-github client and its repository, for the GitHub

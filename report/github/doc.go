@@ -5,8 +5,11 @@
 // only package besides cmd/warden that imports go-github.
 //
 // Everything that decides what GitHub is told lives here too: Conclusion and
-// Title map a *review.Report to the check run's conclusion and title, and
-// anchors are checked against the reviewed diff before a comment is sent.
+// Title map a *review.Report to the check run's conclusion and title
+// (Passes says which conclusions pass a required check; AcceptedOutput is
+// a maintainer's /warden accept), anchors are checked against the
+// reviewed diff before a comment is sent, and warden's hidden markers are
+// read only from comments by the token's own login (Identity).
 //
 // Failure handling is owned by the Client: secondary rate limits are waited
 // out when the wait fits the caller's deadline, a 5xx answer gets exactly one

@@ -3,9 +3,11 @@ package github
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/org/warden/execution"
@@ -33,15 +35,32 @@ var Conclusions = []string{
 }
 
 // IncompleteConclusions lists the values the incomplete-conclusion input may
-// take: every conclusion except success and skipped, which GitHub's branch
-// protection counts as passing without saying that the review did not run
-// in full.
+// take: every conclusion except success and skipped. neutral is among them
+// for teams that want an incomplete review to pass required checks (it
+// does: see Passes); it is never the default.
 var IncompleteConclusions = []string{
-	ConclusionNeutral, ConclusionFailure, ConclusionCancelled, ConclusionTimedOut, ConclusionActionRequired,
+	ConclusionFailure, ConclusionActionRequired, ConclusionCancelled, ConclusionTimedOut, ConclusionNeutral,
 }
 
-// DefaultIncompleteConclusion is the incomplete-conclusion input's default.
-const DefaultIncompleteConclusion = ConclusionNeutral
+// DefaultIncompleteConclusion is the incomplete-conclusion input's default:
+// a conclusion branch protection does not count as passing, so that a
+// partial or provider-unavailable review never lets a pull request merge
+// unless a maintainer accepts it (/warden accept, AcceptedOutput) or
+// finishes it (/warden resume).
+const DefaultIncompleteConclusion = ConclusionFailure
+
+// Passes reports whether branch protection counts a check run with
+// conclusion c as passing a required status check: success, neutral and
+// skipped do; every other conclusion, and a check run not completed,
+// blocks the merge. "A job that is skipped will report its status as
+// Success. It will not prevent a pull request from merging, even if it is
+// a required check", and neutral and skipped are "treated as a success"
+// (docs.github.com/en/pull-requests/collaborating-with-pull-requests/collaborating-on-repositories-with-code-quality-features/about-status-checks#check-statuses-and-conclusions;
+// palantir/bulldozer v1.12.0 changed to accept skipped and neutral,
+// "matching GitHub's behavior").
+func Passes(c string) bool {
+	return c == ConclusionSuccess || c == ConclusionNeutral || c == ConclusionSkipped
+}
 
 // ParseIncompleteConclusion checks the incomplete-conclusion input; empty
 // gives DefaultIncompleteConclusion.
@@ -53,7 +72,7 @@ func ParseIncompleteConclusion(s string) (string, error) {
 	if slices.Contains(IncompleteConclusions, v) {
 		return v, nil
 	}
-	return "", fmt.Errorf("incomplete-conclusion %q: want one of %s (never success or skipped)",
+	return "", fmt.Errorf("incomplete-conclusion %q: want one of %s (never success or skipped; neutral passes required checks)",
 		s, strings.Join(IncompleteConclusions, ", "))
 }
 
@@ -64,11 +83,12 @@ func ParseIncompleteConclusion(s string) (string, error) {
 //	a finding at or above failOn (any outcome)   → failure
 //	complete, findings (none blocking)           → neutral
 //	complete, no findings                        → success
-//	partial, provider-unavailable, anything else → incomplete (default neutral)
+//	partial, provider-unavailable, anything else → incomplete (default failure)
 //
-// A report that says complete while one of its items was not reviewed is
-// treated as incomplete. incomplete is checked with
-// ParseIncompleteConclusion; an invalid value gives neutral, never success.
+// A report that says complete while one of its items or of the changed
+// lines in scope was not reviewed (review.Report.Complete) is treated as
+// incomplete. incomplete is checked with ParseIncompleteConclusion; an
+// invalid value gives the default, never success.
 func Conclusion(r *review.Report, failOn review.Severity, incomplete string, cancelled bool) string {
 	if cancelled {
 		return ConclusionCancelled
@@ -122,27 +142,34 @@ const MaxTitle = 255
 // the outcome:
 //
 //	Complete: no findings
-//	Complete: nothing needed review
+//	Complete: nothing needed review (3 files excluded: 2 generated, 1 lockfile)
 //	Complete: 3 findings, 1 high
 //	Partial: 37 of 40 reviewed, 3 timed out
 //	Partial: 37 of 40 reviewed, 2 timed out, 1 skipped (budget); 2 findings, 1 critical
+//	Partial: 300 of 1,510 files reviewed (1,022 files over max_files, 188 files over max_changed_lines)
 //	Provider unavailable: 0 of 40 reviewed (auth)
 //	Cancelled: 12 of 40 reviewed; 1 finding
 //	Complete: no findings; 2 via fallback
+//	Complete: no findings; 20 from the results cache
 //
 // Only critical and high findings are counted by severity; the total counts
-// every finding. Reviewed items that a fallback route served are counted
-// last ("; 2 via fallback"): a fallback is never silent. The title is at
-// most MaxTitle bytes, on one line.
+// every finding. A review whose limits left changed files in scope
+// unreviewed (review.Coverage) counts files. Reviewed items answered from
+// the results cache and those a fallback route served are counted last:
+// neither is ever silent. The title is at most MaxTitle bytes, on one line.
 func Title(r *review.Report, cancelled bool) string {
 	if r == nil {
 		r = &review.Report{}
 	}
-	fb := ""
+	tail := ""
 	if n := report.ServedByFallback(r); n > 0 {
-		fb = fmt.Sprintf("; %d via fallback", n)
+		tail = fmt.Sprintf("; %d via fallback", n)
+	}
+	if n := r.Summary.Cached; n > 0 {
+		tail += "; " + review.Count(n) + " from the results cache"
 	}
 	c := countItems(r)
+	cov := &r.Coverage
 	var s string
 	switch {
 	case cancelled:
@@ -152,11 +179,11 @@ func Title(r *review.Report, cancelled bool) string {
 	case r.Complete():
 		switch {
 		case len(r.Findings) > 0:
-			return clipTitle("Complete: " + findingsTitle(r) + fb)
+			return clipTitle("Complete: " + findingsTitle(r) + tail)
 		case c.planned == 0:
-			return "Complete: nothing needed review"
+			return clipTitle("Complete: " + report.NothingReviewed(r))
 		default:
-			return clipTitle("Complete: no findings" + fb)
+			return clipTitle("Complete: no findings" + tail)
 		}
 	case r.Outcome == review.OutcomeProviderUnavailable:
 		s = fmt.Sprintf("Provider unavailable: %d of %d reviewed", c.reviewed, c.planned)
@@ -171,7 +198,14 @@ func Title(r *review.Report, cancelled bool) string {
 				name += " (" + o + ")"
 			}
 		}
-		s = fmt.Sprintf("%s: %d of %d reviewed", name, c.reviewed, c.planned)
+		if lim := cov.LimitBreakdown(); lim != "" {
+			s = fmt.Sprintf("%s: %s of %s files reviewed (%s)", name, review.Count(cov.Reviewed.Files), review.Count(cov.InScope.Files), lim)
+			if c.planned > c.reviewed {
+				s += fmt.Sprintf("; %d of %d items", c.reviewed, c.planned)
+			}
+		} else {
+			s = fmt.Sprintf("%s: %d of %d reviewed", name, c.reviewed, c.planned)
+		}
 		if gaps := gapBreakdown(r); gaps != "" {
 			s += ", " + gaps
 		} else if c.planned > c.reviewed {
@@ -181,7 +215,7 @@ func Title(r *review.Report, cancelled bool) string {
 	if len(r.Findings) > 0 {
 		s += "; " + findingsTitle(r)
 	}
-	return clipTitle(s + fb)
+	return clipTitle(s + tail)
 }
 
 // findingsTitle is "1 finding", "3 findings, 1 high" or "5 findings, 1
@@ -251,17 +285,14 @@ func gapPhrase(it review.Item) string {
 	return "not reviewed"
 }
 
-// failureCauses is "auth" or "auth, timeout": the distinct reasons of the
-// items not reviewed, most frequent first.
+// failureCauses is "auth" or "auth, timeout": the distinct causes of the
+// items not reviewed (report.FailureCause: what the provider did), most
+// frequent first.
 func failureCauses(r *review.Report) string {
 	var keys []string
 	for _, it := range r.Items {
 		if it.Status != review.StatusReviewed {
-			k := titleWord(it.Reason)
-			if k == "" {
-				k = titleWord(string(it.Status))
-			}
-			keys = append(keys, k)
+			keys = append(keys, titleWord(report.FailureCause(r, it)))
 		}
 	}
 	return joinCounts(keys, func(k string, _ int) string { return k })
@@ -335,17 +366,120 @@ func InternalErrorOutput() CheckOutput {
 }
 
 // SkippedOutput is the check run of a pull request warden deliberately does
-// not review (a draft, a bot's, an untrusted author's): skipped.
+// not review (a draft, a bot's): skipped, which passes required checks.
 func SkippedOutput(why, summary string) CheckOutput {
 	return CheckOutput{Conclusion: ConclusionSkipped, Title: "Skipped: " + why, Summary: summary}
 }
 
 // NotReviewedOutput is the check run of a pull request warden could not
 // review though it should have (a fork without the model key, an analysis
-// that left no report): the incomplete conclusion, never success.
+// that left no report, an untrusted author under trusted-authors-only):
+// the incomplete conclusion, never success, and like an incomplete review
+// it offers the way out and may be accepted (IncompleteNote).
 func NotReviewedOutput(incomplete, why, summary string) CheckOutput {
-	return CheckOutput{Conclusion: incompleteOr(incomplete), Title: "Not reviewed: " + why, Summary: summary}
+	c := incompleteOr(incomplete)
+	return CheckOutput{Conclusion: c, Title: "Not reviewed: " + why, Summary: IncompleteNote(c) + "\n\n" + summary + "\n" + acceptableMarker + "\n"}
 }
+
+// Acceptable reports whether the check run of r fails required checks only
+// because the review is incomplete, so that a maintainer may accept it
+// (/warden accept): it is not complete, no finding blocks, and it was not
+// cancelled.
+func Acceptable(r *review.Report, failOn review.Severity, cancelled bool) bool {
+	return r != nil && !cancelled && r.Outcome != review.OutcomeDryRun && !r.Complete() && !r.Blocks(failOn)
+}
+
+// IsAcceptable reports whether a check run's summary marks it acceptable
+// (Acceptable, NotReviewedOutput) and not yet accepted.
+func IsAcceptable(summary string) bool {
+	_, _, accepted := Accepted(summary)
+	return strings.Contains(summary, acceptableMarker) && !accepted
+}
+
+// acceptableMarker marks, at the end of its summary, a check run that
+// /warden accept may accept (Acceptable, NotReviewedOutput). Model text in
+// a summary cannot forge it: neutralize escapes "<".
+const acceptableMarker = "<!-- warden:acceptable:v1 -->"
+
+// IncompleteNote opens the summary of an incomplete review's check run: it
+// says whether the conclusion passes required checks and, when it does
+// not, the way out: finish the review, or accept it on purpose. (A check
+// run button to resume, "requested actions", belongs beside it.)
+func IncompleteNote(conclusion string) string {
+	if Passes(conclusion) {
+		return fmt.Sprintf("> **This incomplete review passes required checks** (conclusion %s, input incomplete-conclusion): the pull request may merge with code warden did not review.", conclusion)
+	}
+	return fmt.Sprintf(incompleteNotePrefix+" (conclusion %s). "+
+		"A maintainer can finish it with `/warden resume` (only what was not reviewed calls the model) "+
+		"or accept it as it is with `/warden accept [reason]`, which this check run then records.", conclusion)
+}
+
+// incompleteNotePrefix opens IncompleteNote when the check does not pass.
+const incompleteNotePrefix = "> **This check does not pass required checks: the review is incomplete**"
+
+// Acceptance is a maintainer's /warden accept of an incomplete review.
+type Acceptance struct {
+	By     string    // the login that accepted
+	Commit string    // the head commit whose check run was accepted
+	Reason string    // as given; "" for none
+	At     time.Time // when
+}
+
+// acceptedRE reads AcceptedOutput's record.
+var acceptedRE = regexp.MustCompile(`<!-- warden:accepted:v1 by=([A-Za-z0-9\[\]-]+) commit=([0-9a-f]{40}) -->`)
+
+// Accepted reads the acceptance recorded in a check run's summary: who
+// accepted which commit. ok is false when there is none.
+func Accepted(summary string) (by, commit string, ok bool) {
+	m := acceptedRE.FindStringSubmatch(summary)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}
+
+// AcceptedOutput is the check run of an incomplete review a maintainer
+// accepted: neutral, which passes required checks and is not a success;
+// the title says who accepted what; the summary records who, which
+// commit, when and why, above what the review said (less the mark that
+// made it acceptable: it is accepted once). Annotations are GitHub's to
+// keep.
+func AcceptedOutput(title, summary string, a Acceptance) CheckOutput {
+	reason := "no reason given"
+	if a.Reason != "" {
+		reason = "“" + report.Neutralize(report.OneLine(a.Reason), "") + "”"
+	}
+	record := fmt.Sprintf("## warden: accepted by @%s\n\n**@%s accepted this incomplete review** of commit `%s` on %s: %s. "+
+		"What the review did not cover stays unreviewed; this acceptance only lets the check pass required checks. "+
+		"It holds for this commit only: a new push is reviewed afresh.\n\n%s\n\n---\n\n",
+		a.By, a.By, a.Commit, a.At.UTC().Format("2006-01-02 15:04 MST"), reason,
+		fmt.Sprintf("<!-- warden:accepted:v1 by=%s commit=%s -->", a.By, a.Commit))
+	rest := strings.ReplaceAll(summary, acceptableMarker, "")
+	if strings.HasPrefix(rest, incompleteNotePrefix) { // it passes now
+		if _, after, ok := strings.Cut(rest, "\n\n"); ok {
+			rest = after
+		}
+	}
+	// Keep warden's hidden records (the state the next push reads, ...)
+	// whatever the cut: they move to the end.
+	var kept strings.Builder
+	for _, m := range hiddenRecordRE.FindAllString(rest, -1) {
+		kept.WriteString("\n" + m + "\n")
+	}
+	rest = hiddenRecordRE.ReplaceAllString(rest, "")
+	rest = strings.TrimRight(rest, "\n") + "\n"
+	rest = clipText(rest, MaxOutputText-len(record)-kept.Len(), "\n\n_(the review's summary was cut to fit)_\n")
+	return CheckOutput{
+		Conclusion: ConclusionNeutral,
+		Title:      clipTitle("Accepted by @" + a.By + ": " + strings.TrimPrefix(title, "Stale: ")),
+		Summary:    record + rest + kept.String(),
+	}
+}
+
+// hiddenRecordRE finds the hidden records warden writes on a line of their
+// own in a check run's summary ("<!-- warden:state:v1 ... -->"). Model
+// text cannot forge one (neutralize escapes "<").
+var hiddenRecordRE = regexp.MustCompile(`(?m)^<!-- warden:[a-z]+:v[0-9]+[^<>\n]*-->$`)
 
 // StaleTitle is the title of a report published on a commit that is no
 // longer the pull request's head.

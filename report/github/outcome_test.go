@@ -3,6 +3,7 @@ package github
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -41,6 +42,8 @@ func TestConclusion(t *testing.T) {
 	partial := &review.Report{Outcome: review.OutcomePartial, Items: concat(items(review.StatusReviewed, "", 2), items(review.StatusFailed, "timeout", 1))}
 	unavailable := &review.Report{Outcome: review.OutcomeProviderUnavailable, Items: items(review.StatusFailed, "auth", 3)}
 	lying := &review.Report{Outcome: review.OutcomeComplete, Items: concat(items(review.StatusReviewed, "", 2), items(review.StatusSkipped, "budget", 1))}
+	limited := &review.Report{Outcome: review.OutcomeComplete, Items: items(review.StatusReviewed, "", 3),
+		Coverage: review.Coverage{NotReviewed: []review.Gap{{Reason: review.LimitMaxFiles, Files: 1022, Lines: 9000}}}}
 	tests := []struct {
 		name       string
 		r          *review.Report
@@ -54,18 +57,20 @@ func TestConclusion(t *testing.T) {
 		{"complete, below fail-on", complete(findingsOf(review.SeverityMedium)), review.SeverityHigh, "", false, "neutral"},
 		{"complete, at fail-on", complete(findingsOf(review.SeverityMedium, review.SeverityHigh)), review.SeverityHigh, "", false, "failure"},
 		{"complete, fail-on off", complete(findingsOf(review.SeverityCritical)), review.SeverityNone, "", false, "neutral"},
-		{"partial, default", partial, review.SeverityHigh, "", false, "neutral"},
+		{"partial, default", partial, review.SeverityHigh, "", false, "failure"},
+		{"partial, neutral asked (passes required checks)", partial, review.SeverityHigh, "neutral", false, "neutral"},
 		{"partial, failure asked", partial, review.SeverityHigh, "failure", false, "failure"},
 		{"partial, action_required", partial, review.SeverityHigh, "action_required", false, "action_required"},
-		{"partial, success asked is refused", partial, review.SeverityHigh, "success", false, "neutral"},
-		{"partial, skipped asked is refused", partial, review.SeverityHigh, "skipped", false, "neutral"},
+		{"partial, success asked is refused", partial, review.SeverityHigh, "success", false, "failure"},
+		{"partial, skipped asked is refused", partial, review.SeverityHigh, "skipped", false, "failure"},
 		{"partial with blocking finding", &review.Report{Outcome: review.OutcomePartial, Items: partial.Items, Findings: findingsOf(review.SeverityCritical)}, review.SeverityHigh, "", false, "failure"},
-		{"provider unavailable", unavailable, review.SeverityHigh, "", false, "neutral"},
+		{"provider unavailable", unavailable, review.SeverityHigh, "", false, "failure"},
 		{"provider unavailable, cancelled asked", unavailable, review.SeverityHigh, "cancelled", false, "cancelled"},
-		{"complete says the outcome, an item says otherwise", lying, review.SeverityHigh, "", false, "neutral"},
+		{"complete says the outcome, an item says otherwise", lying, review.SeverityHigh, "", false, "failure"},
+		{"complete says the outcome, a limit left files in scope", limited, review.SeverityHigh, "", false, "failure"},
 		{"cancelled wins", complete(findingsOf(review.SeverityCritical)), review.SeverityHigh, "", true, "cancelled"},
 		{"nil report", nil, review.SeverityHigh, "failure", false, "failure"},
-		{"unknown outcome", &review.Report{Outcome: "weird"}, review.SeverityHigh, "", false, "neutral"},
+		{"unknown outcome", &review.Report{Outcome: "weird"}, review.SeverityHigh, "", false, "failure"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,6 +82,21 @@ func TestConclusion(t *testing.T) {
 	}
 }
 
+// TestPasses: the conclusions branch protection counts as passing a
+// required check, the default for an incomplete review not among them.
+func TestPasses(t *testing.T) {
+	t.Parallel()
+	for _, c := range Conclusions {
+		want := c == "success" || c == "neutral" || c == "skipped"
+		if got := Passes(c); got != want {
+			t.Errorf("Passes(%s) = %v, want %v", c, got, want)
+		}
+	}
+	if Passes(DefaultIncompleteConclusion) {
+		t.Errorf("the default incomplete-conclusion %s passes required checks", DefaultIncompleteConclusion)
+	}
+}
+
 func TestParseIncompleteConclusion(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -84,7 +104,8 @@ func TestParseIncompleteConclusion(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{"", "neutral", false},
+		{"", "failure", false},
+		{"neutral", "neutral", false},
 		{" Failure ", "failure", false},
 		{"timed_out", "timed_out", false},
 		{"action_required", "action_required", false},
@@ -149,7 +170,24 @@ func TestTitle(t *testing.T) {
 				Findings: findingsOf(review.SeverityHigh)},
 			false, "Partial: 1 of 2 reviewed, 1 timed out; 1 finding, 1 high; 1 via fallback",
 		},
-		{"complete, nothing to review", &review.Report{Outcome: review.OutcomeComplete}, false, "Complete: nothing needed review"},
+		{"complete, nothing to review", &review.Report{Outcome: review.OutcomeComplete}, false, "Complete: nothing needed review (no changed file)"},
+		{
+			"complete, only excluded files",
+			&review.Report{Outcome: review.OutcomeComplete, Coverage: review.Coverage{Excluded: []review.Gap{{Reason: "generated", Files: 2, Lines: 30}, {Reason: "lockfile", Files: 1, Lines: 4}}}},
+			false, "Complete: nothing needed review (3 files excluded: 2 generated, 1 lockfile)",
+		},
+		{
+			"complete, every answer from the results cache",
+			&review.Report{Outcome: review.OutcomeComplete, Items: items(review.StatusReviewed, "", 20), Summary: review.Summary{Cached: 20}},
+			false, "Complete: no findings; 20 from the results cache",
+		},
+		{
+			"partial: limits left files in scope unreviewed",
+			&review.Report{Outcome: review.OutcomePartial, Items: items(review.StatusReviewed, "", 688),
+				Coverage: review.Coverage{InScope: review.Amount{Files: 1510, Lines: 300000}, Reviewed: review.Amount{Files: 300, Lines: 20000},
+					NotReviewed: []review.Gap{{Reason: review.LimitMaxFiles, Files: 1022, Lines: 250000}, {Reason: review.LimitMaxChangedLines, Files: 188, Lines: 30000}}}},
+			false, "Partial: 300 of 1,510 files reviewed (1,022 files over max_files, 188 files over max_changed_lines)",
+		},
 		{
 			"partial",
 			&review.Report{Outcome: review.OutcomePartial, Items: concat(items(review.StatusReviewed, "", 37), items(review.StatusFailed, "timeout", 3))},
@@ -230,5 +268,40 @@ func TestTitleIsCapped(t *testing.T) {
 	}
 	if diff := cmp.Diff("Partial: 0 of 30 reviewed, 2 failed", got[:len("Partial: 0 of 30 reviewed, 2 failed")]); diff != "" {
 		t.Errorf("Title prefix (-want +got):\n%s", diff)
+	}
+}
+
+// TestAcceptedOutput: the accepted check run passes, says who accepted
+// which commit and why, keeps the state the next push reads however long
+// the summary was, and cannot be accepted again; a reason cannot forge a
+// marker.
+func TestAcceptedOutput(t *testing.T) {
+	t.Parallel()
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	state := "<!-- warden:state:v1 head=" + sha + " complete=false -->" // ghbot.StateMarker's
+	long := IncompleteNote(ConclusionFailure) + "\n\n## warden: Partial\n\n" + strings.Repeat("x", MaxOutputText) +
+		"\n" + state + "\n" + acceptableMarker + "\n"
+	if !IsAcceptable(long) {
+		t.Fatalf("an incomplete review's summary is not acceptable")
+	}
+	out := AcceptedOutput("Partial: 1 of 3 files reviewed", long, Acceptance{
+		By: "alice", Commit: sha, Reason: "outage <!-- warden:acceptable:v1 --> @bob", At: time.Date(2026, 12, 1, 20, 50, 0, 0, time.UTC)})
+	if out.Conclusion != ConclusionNeutral || !Passes(out.Conclusion) || out.Title != "Accepted by @alice: Partial: 1 of 3 files reviewed" {
+		t.Errorf("AcceptedOutput = %s %q, want neutral (passing), titled with who accepted", out.Conclusion, out.Title)
+	}
+	if len(out.Summary) > MaxOutputText {
+		t.Errorf("summary is %d bytes, over %d", len(out.Summary), MaxOutputText)
+	}
+	if !strings.HasSuffix(strings.TrimSpace(out.Summary), state) {
+		t.Errorf("the state marker was lost or moved from the end:\n...%s", out.Summary[max(0, len(out.Summary)-300):])
+	}
+	if by, commit, ok := Accepted(out.Summary); !ok || by != "alice" || commit != sha {
+		t.Errorf("Accepted(summary) = %q, %q, %v", by, commit, ok)
+	}
+	if IsAcceptable(out.Summary) || strings.Contains(out.Summary, "does not pass required checks") {
+		t.Errorf("the accepted summary is still acceptable, or still says it does not pass")
+	}
+	if !strings.Contains(out.Summary, "on 2026-12-01 20:50 UTC") || strings.Contains(out.Summary, "@bob") {
+		t.Errorf("the record lacks the time, or the reason mentions someone:\n%.600s", out.Summary)
 	}
 }

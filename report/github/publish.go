@@ -143,8 +143,12 @@ func (p *Publisher) Publish(ctx context.Context, r *review.Report) error {
 	if p.Stale {
 		title = StaleTitle(title)
 	}
+	conclusion := Conclusion(r, p.Thresholds.FailOn, p.IncompleteConclusion, cancelled)
+	if Acceptable(r, p.Thresholds.FailOn, cancelled) && !p.Stale {
+		summary = IncompleteNote(conclusion) + "\n\n" + summary + "\n" + acceptableMarker + "\n"
+	}
 	out := CheckOutput{
-		Conclusion:  Conclusion(r, p.Thresholds.FailOn, p.IncompleteConclusion, cancelled),
+		Conclusion:  conclusion,
 		Title:       title,
 		Summary:     summary,
 		Annotations: p.Thresholds.Shown(r.Findings),

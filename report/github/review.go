@@ -55,9 +55,9 @@ type ReviewOptions struct {
 	// Body opens the review body, e.g. the outcome line and a link to the
 	// check run (Markdown, trusted).
 	Body string
-	// Posted counts fingerprints already on the pull request outside
-	// review comments and review bodies (warden's findings comment):
-	// those findings are not posted again.
+	// Posted counts fingerprints (report.Fingerprint) already on the pull
+	// request outside review comments and review bodies (warden's
+	// findings comment): those findings are not posted again.
 	Posted map[string]int
 	// Overflow, when set, keeps the findings that do not go inline (past
 	// MaxComments, off the diff, refused by GitHub) in one place instead
@@ -79,11 +79,31 @@ type ReviewResult struct {
 	ReviewID   int64 // 0 when nothing new was posted
 }
 
-// markerRE finds warden's hidden fingerprint markers. Model text cannot
-// forge one: neutralize escapes every "<".
-var markerRE = regexp.MustCompile(`<!-- warden:fp:([0-9a-f]{32}) -->`)
+// markerRE finds warden's hidden fingerprint markers: "v2:" and the
+// finding's fingerprint (report.Fingerprint: its code), or, in comments of
+// earlier versions, the legacy fingerprint alone (its title). Model text
+// cannot forge one (neutralize escapes every "<"), and a marker counts
+// only in a comment warden's own login wrote (Identity): a copied marker
+// anywhere else is text.
+var markerRE = regexp.MustCompile(`<!-- warden:fp:(v2:)?([0-9a-f]{32}) -->`)
 
-func marker(f review.Finding) string { return "<!-- warden:fp:" + report.Fingerprint(f) + " -->" }
+func marker(f review.Finding) string { return "<!-- warden:fp:v2:" + report.Fingerprint(f) + " -->" }
+
+// markerKey is a marker's key: "v2:" and a fingerprint, or "v1:" and a
+// legacy one.
+func markerKey(m []string) string {
+	if m[1] != "" {
+		return "v2:" + m[2]
+	}
+	return "v1:" + m[2]
+}
+
+// findingKeys are the marker keys a finding answers to: its fingerprint,
+// and its legacy one, so that the threads and dismissals of earlier
+// versions keep counting while its title stays the same.
+func findingKeys(f review.Finding) [2]string {
+	return [2]string{"v2:" + report.Fingerprint(f), "v1:" + report.LegacyFingerprint(f)}
+}
 
 // PostReview posts one review on pull request pr at headSHA with an inline
 // comment for every new finding at or above opts.ReportOn that can be
@@ -148,7 +168,7 @@ func (c *Client) PostReview(ctx context.Context, pr int, headSHA string, finding
 			return res, err
 		}
 		for fp, n := range opts.Posted {
-			seen[fp] += n
+			seen["v2:"+fp] += n // report.Fingerprint values
 		}
 		fresh, dup := dedup(shown, seen)
 		if prevDup >= 0 {
@@ -308,13 +328,22 @@ func (c *Client) createReview(ctx context.Context, pr int, headSHA, event, heade
 	return rv.GetID(), nil
 }
 
-// postedFingerprints counts warden's markers in the pull request's review
-// comments and review bodies.
+// postedFingerprints counts warden's markers, by key, in the review
+// comments and review bodies of the pull request that warden's own login
+// wrote (Identity): a stranger's comment carrying a copied marker counts
+// for nothing.
 func (c *Client) postedFingerprints(ctx context.Context, pr int) (map[string]int, error) {
+	self, err := c.Identity(ctx)
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]int{}
-	add := func(body string) {
+	add := func(author, body string) {
+		if !sameLogin(author, self) {
+			return
+		}
 		for _, m := range markerRE.FindAllStringSubmatch(body, -1) {
-			seen[m[1]]++
+			seen[markerKey(m)]++
 		}
 	}
 	copts := &gh.PullRequestListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
@@ -325,7 +354,7 @@ func (c *Client) postedFingerprints(ctx context.Context, pr int) (map[string]int
 			return nil, c.fail(fmt.Sprintf("list review comments of pull request #%d", pr), false, err)
 		}
 		for _, cm := range cs {
-			add(cm.GetBody())
+			add(cm.GetUser().GetLogin(), cm.GetBody())
 		}
 		if resp.NextPage == 0 {
 			break
@@ -340,7 +369,7 @@ func (c *Client) postedFingerprints(ctx context.Context, pr int) (map[string]int
 			return nil, c.fail(fmt.Sprintf("list reviews of pull request #%d", pr), false, err)
 		}
 		for _, r := range rs {
-			add(r.GetBody())
+			add(r.GetUser().GetLogin(), r.GetBody())
 		}
 		if resp.NextPage == 0 {
 			break
@@ -350,14 +379,20 @@ func (c *Client) postedFingerprints(ctx context.Context, pr int) (map[string]int
 	return seen, nil
 }
 
-// dedup drops findings whose fingerprint is already posted, as often as it
-// is posted.
+// dedup drops findings already posted (by either of their keys), as often
+// as they are posted.
 func dedup(fs []review.Finding, seen map[string]int) (fresh []review.Finding, dup int) {
 	used := map[string]int{}
 	for _, f := range fs {
-		fp := report.Fingerprint(f)
-		if used[fp] < seen[fp] {
-			used[fp]++
+		posted := false
+		for _, k := range findingKeys(f) {
+			if used[k] < seen[k] {
+				used[k]++
+				posted = true
+				break
+			}
+		}
+		if posted {
 			dup++
 			continue
 		}

@@ -36,7 +36,7 @@ func checkNoneLost(t *testing.T, fake *fakegithub.Server, fs []review.Finding) {
 	t.Helper()
 	all := posted(fake)
 	for _, f := range fs {
-		if !strings.Contains(all, "warden:fp:"+report.Fingerprint(f)) {
+		if !strings.Contains(all, marker(f)) {
 			t.Errorf("finding %q (%s:%d) is nowhere on the pull request", f.Title, f.Path, f.StartLine)
 		}
 	}
@@ -184,7 +184,7 @@ func TestPostReviewSeesOlderCommentsAndPaginates(t *testing.T) {
 	for i := range 130 { // two pages of 100
 		fake.AddReviewComment(testPR, fakegithub.ReviewComment{Path: "a.go", Line: 2, Side: "RIGHT", Body: fmt.Sprint("human ", i)})
 	}
-	fake.AddReviewComment(testPR, fakegithub.ReviewComment{Path: "a.go", Line: 2, Side: "RIGHT", Body: "x\n" + marker(f)})
+	fake.AddReviewComment(testPR, fakegithub.ReviewComment{Path: "a.go", Line: 2, Side: "RIGHT", Body: "x\n" + marker(f), User: "github-actions[bot]"})
 	c := start(t, fake, fakegithub.DefaultToken)
 	res, err := c.PostReview(t.Context(), testPR, testHead, []review.Finding{f}, AnchorsFromFiles(toFiles(testFiles)), ReviewOptions{Body: "b"})
 	if err != nil || res.Duplicates != 1 || res.Posted != 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,8 +21,12 @@ import (
 // first comment carries a finding's fingerprint marker), as GitHub's
 // GraphQL API lists it.
 type Thread struct {
-	ID          string // GraphQL node id, for resolveReviewThread
-	Fingerprint string // report.Fingerprint of the finding
+	ID string // GraphQL node id, for resolveReviewThread
+	// Fingerprint is the finding's, from its marker: report.Fingerprint,
+	// or for a thread of an earlier version (Legacy)
+	// report.LegacyFingerprint.
+	Fingerprint string
+	Legacy      bool
 	Path        string
 	// Line is the thread's line in the current diff; 0 when the thread is
 	// outdated (its lines changed). OriginalLine is the line it was
@@ -46,7 +51,18 @@ type Thread struct {
 type ThreadReply struct {
 	Author string // login, without "[bot]"
 	Bot    bool
+	// Warden is set when warden's own login wrote it (Identity): only
+	// then do its markers count.
+	Warden bool
 	Body   string
+}
+
+// key is the thread's marker key (markerKey).
+func (t Thread) key() string {
+	if t.Legacy {
+		return "v1:" + t.Fingerprint
+	}
+	return "v2:" + t.Fingerprint
 }
 
 // reviewThreadsQuery lists a pull request's review threads, 50 a page,
@@ -172,9 +188,14 @@ type threadNode struct {
 }
 
 // ReviewThreads lists the review threads warden started on pull request
-// pr (those whose first comment has a fingerprint marker), all pages.
+// pr (those whose first comment warden's own login wrote with a
+// fingerprint marker), all pages.
 func (c *Client) ReviewThreads(ctx context.Context, pr int) ([]Thread, error) {
 	op := fmt.Sprintf("list review threads of pull request #%d", pr)
+	self, err := c.Identity(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []Thread
 	var after any
 	for page := 0; page < 100; page++ { // 5,000 threads at most
@@ -200,7 +221,7 @@ func (c *Client) ReviewThreads(ctx context.Context, pr int) ([]Thread, error) {
 		}
 		conn := data.Repository.PullRequest.ReviewThreads
 		for _, n := range conn.Nodes {
-			if t, ok := n.thread(); ok {
+			if t, ok := n.thread(self); ok {
 				out = append(out, t)
 			}
 		}
@@ -212,19 +233,23 @@ func (c *Client) ReviewThreads(ctx context.Context, pr int) ([]Thread, error) {
 	return out, nil
 }
 
-// thread is n as a Thread; ok is false when warden did not start it (its
-// first comment has no fingerprint marker).
-func (n threadNode) thread() (Thread, bool) {
+// thread is n as a Thread; ok is false when warden (login self) did not
+// start it: its first comment is someone else's, or has no fingerprint
+// marker.
+func (n threadNode) thread(self string) (Thread, bool) {
 	if len(n.Comments.Nodes) == 0 {
 		return Thread{}, false
 	}
 	first := n.Comments.Nodes[0]
+	if first.Author == nil || !sameLogin(first.Author.Login, self) {
+		return Thread{}, false // not warden's, whatever its text
+	}
 	m := markerRE.FindStringSubmatch(first.Body)
 	if m == nil {
-		return Thread{}, false // not warden's
+		return Thread{}, false // not a finding's
 	}
 	t := Thread{
-		ID: n.ID, Fingerprint: m[1], Path: n.Path, Outdated: n.IsOutdated,
+		ID: n.ID, Fingerprint: m[2], Legacy: m[1] == "", Path: n.Path, Outdated: n.IsOutdated,
 		Resolved: n.IsResolved, CanResolve: n.ViewerCanResolve,
 	}
 	t.RootID, _ = strconv.ParseInt(first.FullDatabaseID, 10, 64)
@@ -250,6 +275,7 @@ func (n threadNode) thread() (Thread, bool) {
 		reply := ThreadReply{Body: r.Body}
 		if r.Author != nil {
 			reply.Author, reply.Bot = r.Author.Login, r.Author.Typename == "Bot"
+			reply.Warden = sameLogin(r.Author.Login, self)
 		}
 		t.Replies = append(t.Replies, reply)
 	}
@@ -291,7 +317,8 @@ func (c *Client) Comment(ctx context.Context, pr int, body string) (int64, error
 }
 
 // HasComment reports whether a conversation comment of pull request pr by
-// a bot account (warden posts as the token's bot) holds marker. It reads at
+// warden's own login (Ours) holds marker; anyone else's copy of it counts
+// for nothing. It reads at
 // most maxMarkerPages pages of 100, newest last; a pull request with more
 // comments than that is searched in its first ones only.
 func (c *Client) HasComment(ctx context.Context, pr int, marker string) (bool, error) {
@@ -303,8 +330,11 @@ func (c *Client) HasComment(ctx context.Context, pr int, marker string) (bool, e
 			return false, c.fail(fmt.Sprintf("list the comments of pull request #%d", pr), false, err)
 		}
 		for _, ic := range cs {
-			if strings.Contains(ic.GetBody(), marker) && ic.GetUser().GetType() == "Bot" {
-				return true, nil
+			if !strings.Contains(ic.GetBody(), marker) {
+				continue
+			}
+			if ours, err := c.Ours(ctx, ic.GetUser().GetLogin()); err != nil || ours {
+				return ours, err
 			}
 		}
 		if resp.NextPage == 0 {
@@ -359,7 +389,8 @@ func (c *Client) ThumbsDown(ctx context.Context, id int64) ([]string, error) {
 
 // dismissedRE finds the marker warden writes in its reply to a trusted
 // `/warden dismiss`: the dismissal's record. Model text cannot forge it
-// (neutralize escapes "<"), and it counts only in warden's own replies.
+// (neutralize escapes "<"), and it counts only in warden's own replies
+// (ThreadReply.Warden).
 var dismissedRE = regexp.MustCompile(`<!-- warden:dismissed:([0-9a-f]{32}) -->`)
 
 // DismissedMarker is the hidden marker of warden's reply to a dismissal
@@ -378,7 +409,9 @@ type FollowUp struct {
 	// Resolve are the threads of findings this run no longer reports on
 	// lines that changed: fixed.
 	Resolve []Thread
-	// Suppressed maps a fingerprint to why it is not posted again.
+	// Suppressed maps a finding's marker key ("v2:" and its
+	// fingerprint, or "v1:" and a legacy one) to why it is not posted
+	// again.
 	Suppressed map[string]string
 }
 
@@ -396,13 +429,15 @@ type FollowUp struct {
 func Follow(threads []Thread, current []review.Finding, changed func(path string, line int) bool, thumbsDown map[int64][]string, trusted func(login string) bool) FollowUp {
 	now := map[string]bool{}
 	for _, f := range current {
-		now[report.Fingerprint(f)] = true
+		for _, k := range findingKeys(f) {
+			now[k] = true
+		}
 	}
 	fu := FollowUp{Suppressed: map[string]string{}}
 	for _, t := range threads {
 		reason := ""
 		for _, r := range t.Replies {
-			if m := dismissedRE.FindStringSubmatch(r.Body); r.Bot && m != nil && m[1] == t.Fingerprint {
+			if m := dismissedRE.FindStringSubmatch(r.Body); r.Warden && m != nil && m[1] == t.Fingerprint {
 				reason = SuppressedCommand
 			}
 		}
@@ -420,10 +455,10 @@ func Follow(threads []Thread, current []review.Finding, changed func(path string
 			reason = SuppressedResolved
 		}
 		if reason != "" {
-			fu.Suppressed[t.Fingerprint] = reason
+			fu.Suppressed[t.key()] = reason
 			continue
 		}
-		if !t.Resolved && !now[t.Fingerprint] && lineChanged {
+		if !t.Resolved && !now[t.key()] && lineChanged {
 			fu.Resolve = append(fu.Resolve, t)
 		}
 	}
@@ -432,6 +467,9 @@ func Follow(threads []Thread, current []review.Finding, changed func(path string
 
 // Suppress removes the suppressed findings from r, counting them in
 // Summary.Suppressed, so that every sink shows the same, honest count.
+// suppressed is keyed by marker key (FollowUp.Suppressed) or by the bare
+// fingerprint (report.Fingerprint, as warden's findings comment records
+// it).
 func Suppress(r *review.Report, suppressed map[string]string) int {
 	if len(suppressed) == 0 {
 		return 0
@@ -439,7 +477,11 @@ func Suppress(r *review.Report, suppressed map[string]string) int {
 	kept := r.Findings[:0]
 	n := 0
 	for _, f := range r.Findings {
-		if _, ok := suppressed[report.Fingerprint(f)]; ok {
+		keys := findingKeys(f)
+		_, ok := suppressed[keys[0]]
+		_, legacy := suppressed[keys[1]]
+		_, bare := suppressed[report.Fingerprint(f)] // as warden's findings comment records it
+		if ok || legacy || bare {
 			n++
 			continue
 		}
@@ -451,31 +493,54 @@ func Suppress(r *review.Report, suppressed map[string]string) int {
 	return n
 }
 
+// fixedMarker ends warden's "Fixed in" reply in a thread, so that a later
+// run does not say it again.
+const fixedMarker = "<!-- warden:fixed -->"
+
+// saidFixed reports whether warden already replied in t that its finding
+// is fixed (a reply by warden's own login with fixedMarker, or one of an
+// earlier version's "Fixed in" replies, which had no marker).
+func (t Thread) saidFixed() bool {
+	return slices.ContainsFunc(t.Replies, func(r ThreadReply) bool {
+		return r.Warden && (strings.Contains(r.Body, fixedMarker) || strings.HasPrefix(r.Body, "Fixed in "))
+	})
+}
+
 // ResolveFixed resolves the threads of fixed findings, each with a
-// one-line reply naming the commit. It returns how many it resolved and,
-// when the token may not resolve threads, a note for the summary instead
-// of an error.
+// one-line reply naming the commit. A thread the token may not resolve
+// (GitHub runs resolveReviewThread only for a token with contents: write)
+// still gets the reply, once, which asks a person to resolve it. It
+// returns how many threads it resolved and, when some were left open, a
+// note for the summary instead of an error.
 func (c *Client) ResolveFixed(ctx context.Context, pr int, threads []Thread, commit string) (resolved int, note string, err error) {
 	short := commit
 	if len(short) > 7 {
 		short = short[:7]
 	}
-	denied := 0
+	denied, told := 0, 0
 	for _, t := range threads {
-		if !t.CanResolve {
-			denied++
-			continue
-		}
-		if err := c.Reply(ctx, pr, t.RootID, fmt.Sprintf("Fixed in %s: warden no longer finds this on the changed lines.", short)); err != nil {
-			if errors.Is(err, ErrNoWriteAccess) {
+		if !t.saidFixed() {
+			body := fmt.Sprintf("Fixed in %s: warden no longer finds this on the changed lines.", short)
+			if !t.CanResolve {
+				body += " Resolve this thread if you agree: warden's token may not resolve threads."
+			}
+			switch err := c.Reply(ctx, pr, t.RootID, body+"\n\n"+fixedMarker); {
+			case errors.Is(err, ErrNoWriteAccess):
 				denied++
 				continue
+			case err != nil:
+				return resolved, note, err
 			}
-			return resolved, note, err
+		}
+		if !t.CanResolve {
+			denied++
+			told++
+			continue
 		}
 		if err := c.ResolveThread(ctx, t.ID); err != nil {
 			if errors.Is(err, ErrNoWriteAccess) {
 				denied++
+				told++
 				continue
 			}
 			return resolved, note, err
@@ -485,6 +550,9 @@ func (c *Client) ResolveFixed(ctx context.Context, pr int, threads []Thread, com
 	if denied > 0 {
 		note = fmt.Sprintf("%d fixed %s not resolved: the token may not resolve review threads (it needs pull-requests: write, and contents: write for resolveReviewThread).",
 			denied, review.Plural(denied, "finding's thread was", "findings' threads were"))
+		if told > 0 {
+			note += fmt.Sprintf(" warden said in %s that the finding is fixed.", review.Plural(told, "that thread", "those threads"))
+		}
 	}
 	return resolved, note, nil
 }

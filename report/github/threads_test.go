@@ -47,7 +47,7 @@ func TestFollowUp(t *testing.T) {
 	root := map[string]int64{}
 	for _, cm := range fake.ReviewComments(testPR) {
 		for _, f := range all {
-			if strings.Contains(cm.Body, "warden:fp:"+report.Fingerprint(f)) {
+			if strings.Contains(cm.Body, marker(f)) {
 				root[f.Title] = cm.ID
 			}
 		}
@@ -84,9 +84,9 @@ func TestFollowUp(t *testing.T) {
 		current := []review.Finding{down, resolvedByHand, dismissed, kept, untrusted}
 		fu := Follow(threads, current, nil, thumbs, trusted)
 		wantSuppressed := map[string]string{
-			report.Fingerprint(down):           SuppressedReaction,
-			report.Fingerprint(resolvedByHand): SuppressedResolved,
-			report.Fingerprint(dismissed):      SuppressedCommand,
+			"v2:" + report.Fingerprint(down):           SuppressedReaction,
+			"v2:" + report.Fingerprint(resolvedByHand): SuppressedResolved,
+			"v2:" + report.Fingerprint(dismissed):      SuppressedCommand,
 		}
 		if diff := cmp.Diff(wantSuppressed, fu.Suppressed); diff != "" {
 			t.Errorf("push %d: suppressed (-want +got):\n%s", push+1, diff)
@@ -181,5 +181,81 @@ func TestGraphQLURL(t *testing.T) {
 		if got := graphqlURL(c.gh.BaseURL); got != want {
 			t.Errorf("graphqlURL(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestHasCommentOnlyOwn: a marker counts only in a comment by the login the
+// token posts as; the same marker copied by a person or by another app on
+// the repository does not.
+func TestHasCommentOnlyOwn(t *testing.T) {
+	t.Parallel()
+	fake := fakegithub.New(testOwner, testRepo)
+	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base"})
+	c := start(t, fake, fakegithub.DefaultToken)
+	const m = "<!-- warden:some-marker -->"
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: "mallory", Body: "copied " + m})
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: "other-app[bot]", Body: "copied " + m})
+	if found, err := c.HasComment(t.Context(), testPR, m); err != nil || found {
+		t.Fatalf("HasComment with copies by a person and another app = %v, %v; want false", found, err)
+	}
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: DefaultTokenLogin, Body: "posted " + m})
+	if found, err := c.HasComment(t.Context(), testPR, m); err != nil || !found {
+		t.Fatalf("HasComment with warden's own comment = %v, %v; want true", found, err)
+	}
+}
+
+// TestResolveFixedReadmePermissions: with the README's permissions
+// (contents: read, pull-requests: write) GitHub does not let the token
+// resolve a thread, so warden says in the thread, once, that the finding
+// is fixed and asks a person to resolve it; a later run does not say it
+// again; a token with contents: write resolves it without another reply.
+func TestResolveFixedReadmePermissions(t *testing.T) {
+	t.Parallel()
+	fake := fakegithub.New(testOwner, testRepo)
+	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: threadFiles(patchV1)})
+	w := start(t, fake, fakegithub.DefaultToken)
+	f := finding(review.SeverityHigh, "a.go", 2, 2, "fixed later")
+	if _, err := w.PostReview(t.Context(), testPR, testHead, []review.Finding{f}, AnchorsFromFiles(toFiles(threadFiles(patchV1))), ReviewOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: threadFiles(patchV2)})
+	readme := start(t, fake, fake.GrantToken(fakegithub.Permissions{"contents": "read", "pull-requests": "write", "checks": "write"}, false))
+	replies := func() []string {
+		var out []string
+		for _, c := range fake.ReviewComments(testPR) {
+			if c.InReplyTo != 0 {
+				out = append(out, c.Body)
+			}
+		}
+		return out
+	}
+	for run := 1; run <= 2; run++ {
+		threads, err := readme.ReviewThreads(t.Context(), testPR)
+		if err != nil || len(threads) != 1 || threads[0].CanResolve {
+			t.Fatalf("run %d: ReviewThreads = %+v, %v; want one thread the token cannot resolve", run, threads, err)
+		}
+		fu := Follow(threads, nil, nil, nil, func(string) bool { return true })
+		n, note, err := readme.ResolveFixed(t.Context(), testPR, fu.Resolve, "abcdef0123456789")
+		if err != nil || n != 0 || !strings.Contains(note, "1 fixed finding's thread was not resolved") || !strings.Contains(note, "warden said in that thread that the finding is fixed") {
+			t.Errorf("run %d: ResolveFixed = %d, %q, %v", run, n, note, err)
+		}
+		if got := replies(); len(got) != 1 || !strings.HasPrefix(got[0], "Fixed in abcdef0: ") || !strings.Contains(got[0], "Resolve this thread if you agree") {
+			t.Errorf("run %d: replies %q; want one Fixed reply asking a person to resolve", run, got)
+		}
+		if ok, _ := fake.ThreadResolved(threads[0].RootID); ok {
+			t.Fatalf("run %d: a token without contents: write resolved the thread", run)
+		}
+	}
+	full := start(t, fake, fake.GrantToken(fakegithub.Permissions{"contents": "write", "pull-requests": "write"}, false))
+	threads, err := full.ReviewThreads(t.Context(), testPR)
+	if err != nil || len(threads) != 1 || !threads[0].CanResolve {
+		t.Fatalf("ReviewThreads with contents: write = %+v, %v", threads, err)
+	}
+	fu := Follow(threads, nil, nil, nil, func(string) bool { return true })
+	if n, note, err := full.ResolveFixed(t.Context(), testPR, fu.Resolve, "abcdef0123456789"); err != nil || n != 1 || note != "" {
+		t.Errorf("ResolveFixed with contents: write = %d, %q, %v; want 1 resolved", n, note, err)
+	}
+	if ok, _ := fake.ThreadResolved(threads[0].RootID); !ok || len(replies()) != 1 {
+		t.Errorf("with contents: write: resolved %v, replies %q; want resolved and no second reply", ok, replies())
 	}
 }

@@ -18,6 +18,15 @@ import (
 // failed on main (or did not compile: Activity, OutagePatience and
 // KindReadmit did not exist).
 
+// acceptJSON is an item's Accept that wants the output contract's JSON
+// object: prose is an unusable answer.
+func acceptJSON(r *Response) error {
+	if !strings.HasPrefix(r.Content, "{") {
+		return fmt.Errorf("not the output contract")
+	}
+	return nil
+}
+
 // opened records the times a route's breaker opened, from OnRouteEvent.
 type opened struct {
 	mu sync.Mutex
@@ -87,12 +96,7 @@ func TestBreakerWindowByBehaviour(t *testing.T) {
 				e := mustNew(t, []Route{r}, pol, Options{OnRouteEvent: ev.event})
 				its := testItems(2*tt.every + 1)
 				for i := range its {
-					its[i].Accept = func(r *Response) error {
-						if !strings.HasPrefix(r.Content, "{") {
-							return fmt.Errorf("not the output contract")
-						}
-						return nil
-					}
+					its[i].Accept = acceptJSON
 				}
 				e.Run(t.Context(), its, nil)
 				var failures []time.Duration
@@ -357,12 +361,7 @@ func TestProseModelEndsAfterAWave(t *testing.T) {
 		e := mustNew(t, []Route{route("prose", f)}, DefaultPolicy(), Options{})
 		its := testItems(40)
 		for i := range its {
-			its[i].Accept = func(r *Response) error {
-				if !strings.HasPrefix(r.Content, "{") {
-					return fmt.Errorf("not the output contract")
-				}
-				return nil
-			}
+			its[i].Accept = acceptJSON
 		}
 		res := e.Run(t.Context(), its, nil)
 		if n := f.count(); n > 9 {
@@ -404,12 +403,13 @@ func (p *refusing) Complete(ctx context.Context, req *Request) (*Response, error
 func TestLastRouteWaitsBelowQuickTrip(t *testing.T) {
 	t.Parallel()
 	prose := step{Delay: sec, Content: "Looks good to me."}
+	good := step{Delay: sec, Content: `{"findings":[]}`}
 	firstTwo := func(bad step) func(int) step {
 		return func(n int) step {
 			if n < 2 {
 				return bad
 			}
-			return step{Delay: sec}
+			return good
 		}
 	}
 	tests := []struct {
@@ -432,7 +432,7 @@ func TestLastRouteWaitsBelowQuickTrip(t *testing.T) {
 			wantCalls: 3, wantMax: 10 * sec,
 		},
 		{
-			name: "two refused connections", script: always(step{Delay: sec}), refuse: 2, items: 1,
+			name: "two refused connections", script: always(good), refuse: 2, items: 1,
 			wantKinds: [][]string{{"only:primary:connection:retry", "only:retry:connection:wait", "only:readmit:success:done"}},
 			wantCalls: 3, wantMax: 10 * sec,
 		},
@@ -458,7 +458,7 @@ func TestLastRouteWaitsBelowQuickTrip(t *testing.T) {
 			name: "an answer in the window: the item fails, as before",
 			script: func(n int) step {
 				if n == 0 {
-					return step{Delay: sec}
+					return good
 				}
 				return step{Delay: 100 * time.Millisecond, Status: 503}
 			},
@@ -483,12 +483,7 @@ func TestLastRouteWaitsBelowQuickTrip(t *testing.T) {
 				e := mustNew(t, []Route{route("only", p)}, policy(func(p *Policy) { p.MaxConcurrency = 1 }), Options{})
 				its := testItems(tt.items)
 				for i := range its {
-					its[i].Accept = func(r *Response) error {
-						if strings.HasPrefix(r.Content, "Looks good") {
-							return fmt.Errorf("not the output contract")
-						}
-						return nil
-					}
+					its[i].Accept = acceptJSON
 				}
 				res := e.Run(t.Context(), its, nil)
 				var got [][]string

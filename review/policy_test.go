@@ -32,13 +32,7 @@ func TestPolicyAudit(t *testing.T) {
 	}, func(p *execution.Policy) {
 		p.BackoffSchedule = []time.Duration{15 * time.Second, 45 * time.Second}
 	})
-	_, hp, _ := fixture(t, fixtureFiles[6:7], hunks.Options{})
-	opts := Options{Skills: builtins()}
-	p, err := NewPlan(hp, eng, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := Run(t.Context(), p, eng, opts)
+	r := reviewOneFile(t, eng)
 	wantRoutes := []RoutePolicy{{
 		Name: "primary", Model: "moonshotai/kimi-k2", BaseURLHost: "openrouter.ai", APIKeyEnv: "OPENROUTER_API_KEY",
 		RequestTimeoutMS: 90000, MaxConcurrency: 8, Stream: true, JSONSchema: false,
@@ -65,6 +59,18 @@ func TestPolicyAudit(t *testing.T) {
 	}
 }
 
+// reviewOneFile plans and runs a review of one fixture file on eng.
+func reviewOneFile(t *testing.T, eng *execution.Engine) *Report {
+	t.Helper()
+	_, hp, _ := fixture(t, fixtureFiles[6:7], hunks.Options{})
+	opts := Options{Skills: builtins()}
+	p, err := NewPlan(hp, eng, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Run(t.Context(), p, eng, opts)
+}
+
 // TestPolicyOutagePatience: the report's policy records the outage
 // patience in effect, in JSON as outage_patience_ms: the item budget by
 // default, else the configured one.
@@ -83,13 +89,7 @@ func TestPolicyOutagePatience(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			eng := newEngine(t, &fakeModel{}, nil, tt.mod)
-			_, hp, _ := fixture(t, fixtureFiles[6:7], hunks.Options{})
-			opts := Options{Skills: builtins()}
-			p, err := NewPlan(hp, eng, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := Run(t.Context(), p, eng, opts)
+			r := reviewOneFile(t, eng)
 			if r.Policy.OutagePatienceMS != tt.want {
 				t.Errorf("policy outage patience %d ms, want %d", r.Policy.OutagePatienceMS, tt.want)
 			}

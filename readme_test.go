@@ -36,7 +36,7 @@ func TestREADMEFirstScreen(t *testing.T) {
 		t.Fatalf("the first screen's commands are %q; want the dry run and the test command", commands)
 	}
 	test := commands[1]
-	if test != "go test -race -json ./... | go run ./internal/testsummary" {
+	if test != "go test -race -timeout 20m -json ./... | go run ./internal/testsummary" {
 		t.Errorf("the README's test command %q does not report what was skipped", test)
 	}
 	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(test) + `$`).Match(ci) {

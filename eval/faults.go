@@ -332,6 +332,7 @@ func runFaultCase(ctx context.Context, c *Case, f Faults, opts FaultOptions) cas
 	rep := review.Run(ctx, plan, eng, ro)
 	r := caseRun{rep: rep, wall: time.Since(start), planned: true, misses: fp.missed()}
 	for _, p := range players {
+		p.Settle(time.Second) // what each delivered is sure only once its handlers have ended
 		r.calls += p.Calls()
 	}
 	r.wrong = judgeOutcome(rep, func(i int) bool {

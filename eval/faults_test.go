@@ -104,17 +104,20 @@ func TestFaultScoredEval(t *testing.T) {
 		"healthy":          {complete, 0, 0, 0, 1, 5, 5, 0, 2.0 / 3, 1},
 		"wedged-primary":   {complete, 0, 0, 0, 2, 5, 5, 0, 2.0 / 3, 1},
 		"blip-2s":          {complete, 0, 0, 0, 2, 5, 5, 0, 2.0 / 3, 1},
-		"blip-2s-defaults": {none, 0, 0, 0, 2, 0, 5, 0, 0, 0},
-		"outage":           {none, 0, 0, 0, 3, 0, 5, 0, 0, 0},
+		"blip-2s-defaults": {complete, 0, 0, 0, 3, 5, 5, 0, 2.0 / 3, 1},
+		"outage":           {none, 0, 0, 0, 7, 0, 5, 0, 0, 0},
 	}
 	// What each schedule costs in time: the healthy routes' 20 s; the
 	// wedged primary one request deadline before the fallback answers; the
 	// profile's blip its 15 s backoff and a 20-70 s answer; the default
-	// policy's blip a retry that lands in the blip too (a one-item review
-	// fails whole: its outcome says so); the outage a failover.
+	// policy's blip a retry that lands in the blip too, then the route's
+	// trial call (the one-item review waits for its last route, which has
+	// not answered at all) and a 2-20 s answer; the outage a failover, then
+	// the fallback's trial calls until the outage patience (the 5-minute
+	// item budget, from the fallback's first call at about 3 s) runs out.
 	for name, bounds := range map[string][2]time.Duration{
 		"no faults": {0, 0}, "healthy": {20 * time.Second, 20 * time.Second}, "wedged-primary": {2 * time.Minute, 2*time.Minute + 25*time.Second},
-		"blip-2s": {35 * time.Second, 86 * time.Second}, "blip-2s-defaults": {100 * time.Millisecond, 2100 * time.Millisecond}, "outage": {time.Second, 10 * time.Second},
+		"blip-2s": {35 * time.Second, 86 * time.Second}, "blip-2s-defaults": {4 * time.Second, 25 * time.Second}, "outage": {2 * time.Minute, 5*time.Minute + 5*time.Second},
 	} {
 		g := got[name]
 		if g.Longest < bounds[0] || g.Longest > bounds[1] {

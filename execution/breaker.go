@@ -57,7 +57,10 @@ func (s BreakerState) MarshalText() ([]byte, error) { return []byte(s.String()),
 //   - on a rate, and only over at least MinCalls outcomes (a smaller sample
 //     is not a rate: three failures among the first five outcomes of a
 //     flaky start are noise): (failures+timeouts)/calls ≥ FailureRate or
-//     timeouts/calls ≥ TimeoutRate.
+//     timeouts/calls ≥ TimeoutRate;
+//   - at once when an item on its last usable route has spent its retries
+//     on a failure and the window holds failures and timeouts and no
+//     answer, however few (tripUnanswered; outage.go).
 //
 // Opened with no answer in the window, or on the timeout rate, it is
 // half-open at once: the failures or the deadlines already seen were its
@@ -464,6 +467,34 @@ func (b *breaker) tripped(cur int64) (trip, atOnce, generous bool) {
 		return true, true, generous // the deadline already waited was the cool-down
 	}
 	return float64(fails+timeouts) >= b.s.FailureRate*float64(calls), false, generous
+}
+
+// tripUnanswered opens the breaker, half-open at once, when it is closed
+// and its window holds failures and timeouts and not one answer, none of
+// them unusable: the rule that opens it at once on QuickTrip failures,
+// applied when an item whose last usable route this is has spent its
+// retries there (outage.go). Fewer than QuickTrip failures are then not a
+// smaller sample but every call the route has seen: a one-item review's
+// two calls into a blip are its whole storm. A window with an unusable
+// answer is left to its rules: a model that ignores the output contract
+// is not an outage that waiting cures. It reports whether the breaker is
+// open now, with the transition.
+func (b *breaker) tripUnanswered() (bool, []transition) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	tr := b.advance(now)
+	if b.s.Disabled || b.state != BreakerClosed {
+		return false, tr
+	}
+	calls, fails, timeouts, unusable := b.window(b.bucketID(now))
+	if calls == 0 || unusable > 0 || fails+timeouts != calls {
+		return false, tr
+	}
+	tr = append(tr, b.set(now, BreakerOpen))
+	b.openUntil = now // half-open at once: the failures seen were the cool-down
+	b.generousNext = true
+	return true, tr
 }
 
 // unusableOnly reports whether the breaker's window holds at least

@@ -334,3 +334,59 @@ func TestBreakerDiffersFromConsecutive(t *testing.T) {
 		t.Errorf("SFSFSFSFSF: state %s, longest failure run %d; want open and 1", st, maxRun)
 	}
 }
+
+// tripUnanswered opens a closed breaker, half-open at once, only when its
+// window holds failures or timeouts and nothing else: not with an answer
+// in it, not with an unusable answer, not when empty, not when disabled,
+// not again when already open.
+func TestBreakerTripUnanswered(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		outcomes []verdict
+		disabled bool
+		wantOpen bool
+	}{
+		{"one failure", []verdict{verdictFailure}, false, true},
+		{"two failures", []verdict{verdictFailure, verdictFailure}, false, true},
+		{"nothing yet", nil, false, false},
+		{"an answer among them", []verdict{verdictSuccess, verdictFailure, verdictFailure}, false, false},
+		{"an unusable answer", []verdict{verdictFailure, verdictUnusable}, false, false},
+		{"already open (three failures)", []verdict{verdictFailure, verdictFailure, verdictFailure}, false, false},
+		{"disabled", []verdict{verdictFailure}, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := newTestClock()
+			b := newBreaker(BreakerSettings{Disabled: tt.disabled}, c.now, zeroJitter)
+			for _, v := range tt.outcomes {
+				p, _, _, err := b.allow(false)
+				if err != nil {
+					t.Fatalf("allow() error %v, want a permit", err)
+				}
+				b.done(p, v)
+			}
+			opens := b.openCount()
+			open, tr := b.tripUnanswered()
+			if open != tt.wantOpen {
+				t.Fatalf("tripUnanswered() = %v, want %v", open, tt.wantOpen)
+			}
+			if !open {
+				if b.openCount() != opens {
+					t.Errorf("no trip, but %d opens (was %d)", b.openCount(), opens)
+				}
+				return
+			}
+			if diff := cmp.Diff([]BreakerState{BreakerClosed, BreakerOpen}, []BreakerState{tr[0].From, tr[0].To}); diff != "" {
+				t.Errorf("transition (-want +got):\n%s", diff)
+			}
+			if st, _ := b.current(); st != BreakerHalfOpen {
+				t.Errorf("state after the trip %s, want half_open at once", st)
+			}
+			if _, _, _, err := b.allow(false); err != nil {
+				t.Errorf("allow() after the trip: %v, want the trial's permit", err)
+			}
+		})
+	}
+}

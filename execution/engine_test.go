@@ -211,13 +211,18 @@ func TestRetryFailoverAuth(t *testing.T) {
 			wantCalls: [2]int{1, 1}, wantStatus: []Status{StatusDone}, wantClass: []Class{ClassSuccess},
 		},
 		{
-			name:      "all routes fail: the last class ends the item",
-			r0:        always(step{Status: 503}),
-			r1:        always(step{Status: 500}),
-			pol:       func(p *Policy) { p.MaxRetriesPerRoute = 0 },
-			items:     1,
-			wantKinds: [][]string{{"r0:primary:overloaded:failover", "r1:failover:server_error:fail"}},
-			wantCalls: [2]int{1, 1}, wantStatus: []Status{StatusFailed}, wantClass: []Class{ClassServerError},
+			// The last route has not answered at all: the item waits for
+			// its trial calls for the outage patience (outage.go), then
+			// fails with the class its calls ended with.
+			name:  "all routes fail: the last class ends the item",
+			r0:    always(step{Status: 503}),
+			r1:    always(step{Status: 500}),
+			pol:   func(p *Policy) { p.MaxRetriesPerRoute = 0 },
+			items: 1,
+			wantKinds: [][]string{{"r0:primary:overloaded:failover", "r1:failover:server_error:wait",
+				"r1:readmit:server_error:wait", "r1:readmit:server_error:wait", "r1:readmit:server_error:wait",
+				"r1:readmit:server_error:wait", "r1:readmit:rejected:fail"}},
+			wantCalls: [2]int{1, 5}, wantStatus: []Status{StatusFailed}, wantClass: []Class{ClassServerError},
 		},
 	}
 	for _, tt := range tests {

@@ -3,8 +3,10 @@ package execution
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -15,6 +17,15 @@ import (
 // Regression tests for issue 22's engine rules, in virtual time. Each one
 // failed on main (or did not compile: Activity, OutagePatience and
 // KindReadmit did not exist).
+
+// acceptJSON is an item's Accept that wants the output contract's JSON
+// object: prose is an unusable answer.
+func acceptJSON(r *Response) error {
+	if !strings.HasPrefix(r.Content, "{") {
+		return fmt.Errorf("not the output contract")
+	}
+	return nil
+}
 
 // opened records the times a route's breaker opened, from OnRouteEvent.
 type opened struct {
@@ -40,9 +51,12 @@ func (o *opened) times() []time.Duration {
 // The default breaker window, max(5m, 2 × the route's longest attempt),
 // tested by what the breaker does rather than by the number it records:
 // three failures and no answer open it only while all three are inside the
-// window. One item at a time, one call each: every k-th call a 500 after
-// 1 s, the others a 400 after 1m59s (which the breaker ignores), so the
-// failures come about 2 minutes × (k−1) apart.
+// window. One item at a time, one call each: every k-th call answers prose
+// after 1 s (unusable: a failure the breaker counts, and not an outage the
+// last route is waited for, so each item ends with its call), the others a
+// 400 after 1m59s (which the breaker ignores), so the failures come about
+// 2 minutes × (k−1) apart. (A 500 would itself open the breaker: the one
+// item failing on its last route with no answer in the window trips it.)
 func TestBreakerWindowByBehaviour(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -67,7 +81,7 @@ func TestBreakerWindowByBehaviour(t *testing.T) {
 				t0 := time.Now()
 				f := newFake("only", t0, func(n int) step {
 					if n%tt.every == 0 {
-						return step{Delay: sec, Status: 500}
+						return step{Delay: sec, Content: "Looks good to me."}
 					}
 					return step{Delay: 119 * sec, Status: 400}
 				})
@@ -80,7 +94,11 @@ func TestBreakerWindowByBehaviour(t *testing.T) {
 				})
 				ev := &opened{t0: t0}
 				e := mustNew(t, []Route{r}, pol, Options{OnRouteEvent: ev.event})
-				e.Run(t.Context(), testItems(2*tt.every+1), nil)
+				its := testItems(2*tt.every + 1)
+				for i := range its {
+					its[i].Accept = acceptJSON
+				}
+				e.Run(t.Context(), its, nil)
 				var failures []time.Duration
 				for n, c := range f.calls() {
 					if n%tt.every == 0 {
@@ -343,12 +361,7 @@ func TestProseModelEndsAfterAWave(t *testing.T) {
 		e := mustNew(t, []Route{route("prose", f)}, DefaultPolicy(), Options{})
 		its := testItems(40)
 		for i := range its {
-			its[i].Accept = func(r *Response) error {
-				if !strings.HasPrefix(r.Content, "{") {
-					return fmt.Errorf("not the output contract")
-				}
-				return nil
-			}
+			its[i].Accept = acceptJSON
 		}
 		res := e.Run(t.Context(), its, nil)
 		if n := f.count(); n > 9 {
@@ -363,4 +376,130 @@ func TestProseModelEndsAfterAWave(t *testing.T) {
 			}
 		}
 	})
+}
+
+// refusing is a route whose first n calls fail with a refused connection,
+// then delegates to f: a server restarting.
+type refusing struct {
+	*fakeProvider
+	n int
+}
+
+func (p *refusing) Complete(ctx context.Context, req *Request) (*Response, error) {
+	if p.count() < p.n {
+		p.fakeProvider.Complete(ctx, req) // counted; its answer is replaced
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	}
+	return p.fakeProvider.Complete(ctx, req)
+}
+
+// A review too small to reach QuickTrip still meets an outage: an item
+// whose retry is spent on its last route, on a transient failure, with no
+// answer from the route in the breaker's window, waits for the route's
+// trial call (a readmission, not a retry: one retry each) instead of
+// failing. Auth, payment and model-not-found still fail at once; unusable
+// answers keep their rule (the item fails when its retry answers prose
+// too); a route that answered in the window fails the item as before.
+func TestLastRouteWaitsBelowQuickTrip(t *testing.T) {
+	t.Parallel()
+	prose := step{Delay: sec, Content: "Looks good to me."}
+	good := step{Delay: sec, Content: `{"findings":[]}`}
+	firstTwo := func(bad step) func(int) step {
+		return func(n int) step {
+			if n < 2 {
+				return bad
+			}
+			return good
+		}
+	}
+	tests := []struct {
+		name      string
+		script    func(int) step
+		refuse    int // calls refused before the script answers
+		items     int
+		wantKinds [][]string
+		wantCalls int
+		wantMax   time.Duration // the review's wall, at most
+	}{
+		{
+			name: "two 503s then answers: one item waits and is reviewed", script: firstTwo(step{Delay: 100 * time.Millisecond, Status: 503}), items: 1,
+			wantKinds: [][]string{{"only:primary:overloaded:retry", "only:retry:overloaded:wait", "only:readmit:success:done"}},
+			wantCalls: 3, wantMax: 10 * sec,
+		},
+		{
+			name: "two 500s", script: firstTwo(step{Delay: sec, Status: 500}), items: 1,
+			wantKinds: [][]string{{"only:primary:server_error:retry", "only:retry:server_error:wait", "only:readmit:success:done"}},
+			wantCalls: 3, wantMax: 10 * sec,
+		},
+		{
+			name: "two refused connections", script: always(good), refuse: 2, items: 1,
+			wantKinds: [][]string{{"only:primary:connection:retry", "only:retry:connection:wait", "only:readmit:success:done"}},
+			wantCalls: 3, wantMax: 10 * sec,
+		},
+		{
+			name: "401 fails at once", script: always(step{Status: 401}), items: 1,
+			wantKinds: [][]string{{"only:primary:auth:fail"}}, wantCalls: 1,
+		},
+		{
+			name: "402 fails at once", script: always(step{Status: 402}), items: 1,
+			wantKinds: [][]string{{"only:primary:payment:fail"}}, wantCalls: 1,
+		},
+		{
+			name: "404 model not found fails at once", script: always(step{Status: 404, Code: "model_not_found"}), items: 1,
+			wantKinds: [][]string{{"only:primary:model_not_found:fail"}}, wantCalls: 1,
+		},
+		{
+			name: "prose twice: the item fails, as before", script: firstTwo(prose), items: 1,
+			wantKinds: [][]string{{"only:primary:bad_response:retry", "only:retry:bad_response:fail"}}, wantCalls: 2,
+		},
+		{
+			// One item at a time: the first is answered; the second's
+			// 503s meet a window that holds that answer.
+			name: "an answer in the window: the item fails, as before",
+			script: func(n int) step {
+				if n == 0 {
+					return good
+				}
+				return step{Delay: 100 * time.Millisecond, Status: 503}
+			},
+			items: 2,
+			wantKinds: [][]string{
+				{"only:primary:success:done"},
+				{"only:primary:overloaded:retry", "only:retry:overloaded:fail"},
+			},
+			wantCalls: 3,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				t0 := time.Now()
+				f := newFake("only", t0, tt.script)
+				var p Provider = f
+				if tt.refuse > 0 {
+					p = &refusing{fakeProvider: f, n: tt.refuse}
+				}
+				e := mustNew(t, []Route{route("only", p)}, policy(func(p *Policy) { p.MaxConcurrency = 1 }), Options{})
+				its := testItems(tt.items)
+				for i := range its {
+					its[i].Accept = acceptJSON
+				}
+				res := e.Run(t.Context(), its, nil)
+				var got [][]string
+				for _, r := range res {
+					got = append(got, kinds(r.Attempts))
+				}
+				if diff := cmp.Diff(tt.wantKinds, got); diff != "" {
+					t.Errorf("attempts (-want +got):\n%s", diff)
+				}
+				if n := f.count(); n != tt.wantCalls {
+					t.Errorf("%d calls, want %d", n, tt.wantCalls)
+				}
+				if wall := time.Since(t0); tt.wantMax > 0 && wall > tt.wantMax {
+					t.Errorf("wall %v, want ≤ %v", wall, tt.wantMax)
+				}
+			})
+		})
+	}
 }

@@ -25,6 +25,27 @@ import (
 //     retry, as a failover is not one). The half-open breaker admits the
 //     waiting items one at a time as its trial calls: their own requests,
 //     with their own deadlines.
+//   - A review too small to trip the breaker is judged the same way: when
+//     an item's retries are spent on a transient failure (a 5xx, an
+//     overload, a connection failure, a timeout) and the breaker's window
+//     holds not one answer from the route, the breaker opens then, as on
+//     QuickTrip failures (half-open at once), and the item waits. Two
+//     failures of a one-item review are every call the route has seen:
+//     without this a 2-second blip failed a one-hunk review in 1.7 s
+//     that three hunks came through. A route that answered in the window
+//     is not in an outage by the breaker's count: the item fails, as do
+//     auth, payment and model-not-found (the route is disabled) and
+//     unusable answers (their own rule, below).
+//   - A readmission is not a retry. Seed 004 says "Retry at most once and
+//     only when enough budget remains": that bounds an item's own second
+//     try of its request, which the item decides on its failure and sends
+//     after a backoff, and it still holds (one retry per item, and none
+//     without the budget for it). A readmission is the route's trial call
+//     after an outage, which the breaker decides: one at a time for the
+//     route, after its cool-down (30 s, 60 s, 120 s after failed trials),
+//     and only while the outage patience and the item's budget leave a
+//     whole minimum attempt; the seed's "temporarily open unhealthy
+//     routes" is this wait when there is no fallback to send the work to.
 //   - A failed trial re-arms the breaker's cool-down (30 s, then 60 s, then
 //     120 s) and the items keep waiting: one failed check never fails the
 //     items together.
@@ -50,9 +71,9 @@ import (
 // Routes with a fallback are not waited for: their items fail over, and
 // the engine's short identified probe re-admits them.
 
-// patience is the outage patience: Policy.OutagePatience, else the item
-// budget.
-func (p Policy) patience() time.Duration {
+// Patience is the outage patience in effect: Policy.OutagePatience, else
+// the item budget.
+func (p Policy) Patience() time.Duration {
 	if p.OutagePatience > 0 {
 		return p.OutagePatience
 	}
@@ -132,7 +153,7 @@ type waitState struct {
 func (e *Engine) waitState(r *routeState, now time.Time) waitState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	at, ok := r.downAt(e.policy.patience())
+	at, ok := r.downAt(e.policy.Patience())
 	ws := waitState{disabled: r.disabled, contract: r.contractDown, sig: r.sig, evidence: r.evidence,
 		pending: !r.outageFrom.IsZero() && r.unjudged > 0}
 	if ok {
@@ -157,17 +178,18 @@ func (e *Engine) isDown(r *routeState, now time.Time) bool {
 // readmits reports whether an item whose attempt on route r, its last
 // usable route, just failed with verdict v waits for the route instead of
 // failing: the failure counts against the route; the route's breaker has
-// judged it in an outage (it is open or half-open); it is neither disabled
-// nor down; it has a breaker (without one nothing would bound the
-// attempts); and limit still holds a minimum attempt after the wait.
+// judged it in an outage (it is open or half-open, or opens now: see
+// unanswered); it is neither disabled nor down; it has a breaker (without
+// one nothing would bound the attempts); and limit still holds a minimum
+// attempt after the wait.
 //
 // When the breaker is still closed but no call has answered since the
 // route's first failure and other calls have no verdict yet, the evidence
 // is not in (an outage's first failures come a moment before its breaker
 // trips, some at the same instant as this one): the item waits for it,
 // while limit allows, until the breaker trips (then it waits for the
-// route) or a call answers or every verdict is in (then the failure was
-// its own, and it fails as before).
+// route) or a call answers or every verdict is in (then unanswered
+// decides).
 func (e *Engine) readmits(ctx context.Context, r *routeState, v verdict, wait time.Duration, limit time.Time) bool {
 	if !v.failed() || r.br.s.Disabled {
 		return false
@@ -188,13 +210,32 @@ func (e *Engine) readmits(ctx context.Context, r *routeState, v verdict, wait ti
 		}
 		bv, tr := r.br.view(false)
 		e.emitBreaker(r, tr)
-		if bv.state != BreakerClosed {
+		switch {
+		case bv.state != BreakerClosed:
 			return true
-		}
-		if !ws.pending || room <= 0 || !pause(ctx, room, ws.evidence, bv.changed) {
+		case !ws.pending:
+			return e.unanswered(r, v)
+		case room <= 0 || !pause(ctx, room, ws.evidence, bv.changed):
 			return false
 		}
 	}
+}
+
+// unanswered reports whether the failure (verdict v) that spent an item's
+// retries on route r, its last usable route, with every verdict on the
+// route in and its breaker closed, opens the breaker: v is a transient
+// failure (a 5xx, an overload, a connection failure or a timeout, not an
+// unusable answer) and the breaker's window holds not one answer
+// (breaker.tripUnanswered). Then the item waits for the route as it would
+// had QuickTrip failures opened it: a review of one or two items meets a
+// blip with fewer calls than QuickTrip.
+func (e *Engine) unanswered(r *routeState, v verdict) bool {
+	if v != verdictFailure && v != verdictTimeout {
+		return false
+	}
+	open, tr := r.br.tripUnanswered()
+	e.emitBreaker(r, tr)
+	return open
 }
 
 // pause waits d on route r, or until ctx ends, or until a verdict on the

@@ -97,7 +97,10 @@ func Route(ctx context.Context, t Target) Result {
 	// A probe is the standard's own short request: none of the route's
 	// review settings apply to it.
 	r.Profile, r.RequestTimeout, r.Stream, r.FirstTokenTimeout, r.IdleTimeout = execution.ProfileNone, Timeout, false, 0, 0
-	r.MaxConcurrency, r.MinInterval, r.Breaker = 1, 0, execution.BreakerSettings{}
+	// No breaker: a probe is one call, and on a route with no answer a
+	// breaker would have the engine wait for the route and send again (a
+	// readmission after an outage, which a probe must not make).
+	r.MaxConcurrency, r.MinInterval, r.Breaker = 1, 0, execution.BreakerSettings{Disabled: true}
 	p := execution.DefaultPolicy()
 	p.RequestTimeout, p.ItemBudget, p.MinAttempt = Timeout, Timeout, time.Second
 	p.Reserve, p.Budget = time.Second, Timeout+time.Second

@@ -36,7 +36,7 @@ func testPolicy() review.Policy {
 		BudgetMS: 900000, ItemBudgetMS: 300000, RequestTimeoutMS: 120000, MinAttemptMS: 10000, ReserveMS: 5000,
 		MaxConcurrency: 8, MaxRetriesPerRoute: 1, BackoffMS: 2000, RateLimitBackoffMS: 60000,
 		BaselineBodyChars: 8000, BaselineMaxTokens: 6000, BaselinePoints: 4, MaxMultiplier: 8, TimeoutCeilingMS: 600000,
-		FailOn: "high", ReportOn: "off", MaxFindings: 50, RetryBudgetRatio: 0.1,
+		FailOn: "high", ReportOn: "off", MaxFindings: 50, RetryBudgetRatio: 0.1, OutagePatienceMS: 300000,
 	}
 }
 

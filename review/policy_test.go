@@ -2,6 +2,7 @@ package review
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -31,13 +32,7 @@ func TestPolicyAudit(t *testing.T) {
 	}, func(p *execution.Policy) {
 		p.BackoffSchedule = []time.Duration{15 * time.Second, 45 * time.Second}
 	})
-	_, hp, _ := fixture(t, fixtureFiles[6:7], hunks.Options{})
-	opts := Options{Skills: builtins()}
-	p, err := NewPlan(hp, eng, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := Run(t.Context(), p, eng, opts)
+	r := reviewOneFile(t, eng)
 	wantRoutes := []RoutePolicy{{
 		Name: "primary", Model: "moonshotai/kimi-k2", BaseURLHost: "openrouter.ai", APIKeyEnv: "OPENROUTER_API_KEY",
 		RequestTimeoutMS: 90000, MaxConcurrency: 8, Stream: true, JSONSchema: false,
@@ -61,6 +56,51 @@ func TestPolicyAudit(t *testing.T) {
 	}
 	if strings.Contains(string(b), "SECRET") || strings.Contains(string(b), "user:") {
 		t.Errorf("the report holds the base URL's credentials:\n%s", b)
+	}
+}
+
+// reviewOneFile plans and runs a review of one fixture file on eng.
+func reviewOneFile(t *testing.T, eng *execution.Engine) *Report {
+	t.Helper()
+	_, hp, _ := fixture(t, fixtureFiles[6:7], hunks.Options{})
+	opts := Options{Skills: builtins()}
+	p, err := NewPlan(hp, eng, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Run(t.Context(), p, eng, opts)
+}
+
+// TestPolicyOutagePatience: the report's policy records the outage
+// patience in effect, in JSON as outage_patience_ms: the item budget by
+// default, else the configured one.
+func TestPolicyOutagePatience(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		mod  func(*execution.Policy)
+		want int64
+	}{
+		{"default: the item budget", nil, 300000},
+		{"a 16-minute item budget", func(p *execution.Policy) { p.ItemBudget, p.Budget = 16*time.Minute, 30*time.Minute }, 960000},
+		{"set", func(p *execution.Policy) { p.OutagePatience = 2 * time.Minute }, 120000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			eng := newEngine(t, &fakeModel{}, nil, tt.mod)
+			r := reviewOneFile(t, eng)
+			if r.Policy.OutagePatienceMS != tt.want {
+				t.Errorf("policy outage patience %d ms, want %d", r.Policy.OutagePatienceMS, tt.want)
+			}
+			b, err := json.Marshal(r.Policy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf(`"outage_patience_ms":%d`, tt.want); !strings.Contains(string(b), want) {
+				t.Errorf("policy JSON %s lacks %s", b, want)
+			}
+		})
 	}
 }
 

@@ -308,6 +308,7 @@ type Policy struct {
 	CooldownWaitMaxMS int64   `json:"cooldown_wait_max_ms"`
 	MaxRetriesPerItem int     `json:"max_retries_per_item"` // across all routes without a profile (issue 11)
 	ProbeTimeoutMS    int64   `json:"probe_timeout_ms"`     // the engine's half-open health probe
+	OutagePatienceMS  int64   `json:"outage_patience_ms"`   // how long the last route is waited for in an outage (the item budget unless set)
 	// Routes are the configured routes in failover order, with their base
 	// timeouts and limits. They hold the name of each key's environment
 	// variable, never a key, and the base URL's host, never its path,

@@ -438,6 +438,7 @@ func policyOf(eng *execution.Engine, opts Options) Policy {
 		CooldownWaitMaxMS:  p.CooldownWaitMax.Milliseconds(),
 		MaxRetriesPerItem:  p.MaxRetriesPerItem,
 		ProbeTimeoutMS:     p.ProbeTimeout.Milliseconds(),
+		OutagePatienceMS:   p.Patience().Milliseconds(),
 		Routes:             []RoutePolicy{},
 	}
 	for _, d := range p.BackoffSchedule {

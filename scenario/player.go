@@ -32,6 +32,7 @@ type Player struct {
 	calls     int
 	inflight  int
 	delivered map[string]bool
+	quiet     chan struct{} // closed when inflight falls to 0; nil while no one waits (Settle)
 }
 
 // Player returns the route's schedule as a Player whose clock starts now,
@@ -91,6 +92,31 @@ func (p *Player) Delivered(key string) bool {
 	return p.delivered[key]
 }
 
+// Settle waits until the player answers no call, or for at most d. A call
+// is delivered once its answer's last byte is written, and a caller that
+// stops reading at the end of the JSON (not at the end of the stream) has
+// it a moment before the player records it: Delivered is only sure after
+// Settle. A call still hanging after d (its caller gone, its context not
+// yet ended) delivers nothing.
+func (p *Player) Settle(d time.Duration) {
+	p.mu.Lock()
+	if p.inflight == 0 {
+		p.mu.Unlock()
+		return
+	}
+	if p.quiet == nil {
+		p.quiet = make(chan struct{})
+	}
+	quiet := p.quiet
+	p.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-quiet:
+	case <-t.C:
+	}
+}
+
 // ServeHTTP answers one chat-completions request as the schedule says.
 func (p *Player) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	at := time.Since(p.origin)
@@ -102,6 +128,10 @@ func (p *Player) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		p.mu.Lock()
 		p.inflight--
+		if p.inflight == 0 && p.quiet != nil {
+			close(p.quiet)
+			p.quiet = nil
+		}
 		p.mu.Unlock()
 	}()
 	var body struct {

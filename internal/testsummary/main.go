@@ -5,7 +5,7 @@
 // for the real-peer tiers (internal/peers/...) how to run them. It is the
 // README's test command:
 //
-//	go test -race -json ./... | go run ./internal/testsummary
+//	go test -race -timeout 20m -json ./... | go run ./internal/testsummary
 //
 // It exits 1 when a test or a build failed, or when standard input held no
 // test result at all (go test did not run); else 0. A skipped test is not

@@ -11,6 +11,12 @@
 // CI=true or WARDEN_REAL_PEERS=1, where they fail: CI must not pass
 // silently without its peer.
 //
+// No server outlives the test process that started it, however that
+// process ends: on Linux the kernel sends each server SIGTERM when it dies
+// (on which the server stops its runners and exits), and TestMain stops
+// every server shortly before go test's -timeout panic, which runs no
+// deferred call (TestServerDiesWithTestProcess checks the first).
+//
 // Its non-test files (the GGUF writer and the server harness) import only
 // the standard library; its tests may import execution, execution/openai,
 // review, hunks and skills. It must not import cmd/warden, report, go-openai

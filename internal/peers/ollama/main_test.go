@@ -3,6 +3,7 @@ package ollama
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -42,7 +43,51 @@ func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
+// servers are every server the tests started, for stopAll.
+var servers struct {
+	mu   sync.Mutex
+	live []*Server
+}
+
+// stopAll stops every server the tests started (Close is safe to repeat).
+func stopAll() {
+	servers.mu.Lock()
+	live := servers.live
+	servers.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range live {
+		wg.Go(func() { _ = s.Close() })
+	}
+	wg.Wait()
+}
+
+// stopBeforeTimeout stops every server shortly before go test's -timeout
+// (10 minutes by default) ends the binary with a panic that runs no
+// deferred call: a server's Close takes up to 10 s, so the stop starts
+// min(30 s, a tenth of the timeout) before. The kernel's parent-death
+// signal (procAttr) covers the deaths nothing can see coming. The
+// returned func cancels it.
+func stopBeforeTimeout() func() {
+	f := flag.Lookup("test.timeout")
+	if f == nil {
+		return func() {}
+	}
+	d, _ := f.Value.(flag.Getter).Get().(time.Duration)
+	if d <= 0 {
+		return func() {}
+	}
+	margin := min(30*time.Second, d/10)
+	t := time.AfterFunc(d-margin, func() {
+		fmt.Fprintf(os.Stderr, "ollama tier: the %v test timeout ends in %v: stopping every ollama server now\n", d, margin)
+		stopAll()
+	})
+	return func() { t.Stop() }
+}
+
 func runMain(m *testing.M) int {
+	flag.Parse() // for -test.timeout
+	defer stopBeforeTimeout()()
+	defer stopAll()
 	peer.strict = os.Getenv("CI") == "true" || os.Getenv("WARDEN_REAL_PEERS") == "1"
 	peer.path = os.Getenv("PATH")
 	peer.bin = os.Getenv("WARDEN_OLLAMA_BIN")
@@ -53,6 +98,9 @@ func runMain(m *testing.M) int {
 	if _, err := os.Stat(peer.bin); err != nil {
 		peer.missing = fmt.Sprintf("ollama binary not found at %s: .ci/run builds it (go install github.com/ollama/ollama@v0.6.5; set WARDEN_OLLAMA_BIN)", peer.bin)
 		return m.Run()
+	}
+	if dir := os.Getenv(orphanEnv); dir != "" {
+		return orphan(dir) // TestServerDiesWithTestProcess's helper: it never returns
 	}
 	dir, err := os.MkdirTemp("", "warden-ollama-")
 	if err != nil {
@@ -94,12 +142,18 @@ func runMain(m *testing.M) int {
 // startServer starts a server named name (its scratch directory) on the
 // shared models directory, with extra environment entries.
 func startServer(ctx context.Context, name string, env ...string) (*Server, error) {
-	return Start(ctx, Config{
+	s, err := Start(ctx, Config{
 		Binary:    peer.bin,
 		Dir:       filepath.Join(peer.scratch, name),
 		ModelsDir: peer.models,
 		Env:       append([]string{"PATH=" + peer.path}, env...),
 	})
+	if err == nil {
+		servers.mu.Lock()
+		servers.live = append(servers.live, s)
+		servers.mu.Unlock()
+	}
+	return s, err
 }
 
 // mainServer returns the server TestMain started, or ends the test: it fails

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -87,16 +88,28 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	cmd.Dir = cfg.Dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group, so that Close can end the runner processes
-	// it starts if it does not end them itself.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s serve: %w", cfg.Binary, err)
-	}
+	// it starts if it does not end them itself; and, where the system has
+	// one, a signal when the process that started it dies (procAttr).
+	cmd.SysProcAttr = procAttr()
 	s := &Server{URL: "http://" + host, Log: logPath, cmd: cmd, exited: make(chan struct{})}
+	started := make(chan error, 1)
 	go func() { // ends when the process does; Close waits for it
+		// Linux sends the parent-death signal when the thread that
+		// started the child ends, not only the process: this goroutine
+		// keeps that thread, waiting, for as long as the server runs.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- fmt.Errorf("start %s serve: %w", cfg.Binary, err)
+			return
+		}
+		started <- nil
 		s.err = cmd.Wait()
 		close(s.exited)
 	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
 	if err := s.waitReady(ctx); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("%w (log: %s)", err, tail(logPath))

@@ -72,7 +72,7 @@ var reasonMeanings = map[string]string{
 	execution.ReasonBudgetTokens:          "the review's token cap was reached first",
 	execution.ReasonCircuitOpen:           "the route was not tried: its circuit breaker was open (after failures on it)",
 	execution.ReasonHalfOpenBusy:          "the route was not tried: its circuit breaker was testing it with another request",
-	execution.ReasonUnresponsive:          "the route was not tried: the circuit breaker's probe of it failed or got no answer in time, or (on the last route) it answered nothing for the whole outage patience",
+	execution.ReasonUnresponsive:          "stopped by the route's circuit breaker: its trial call of the route failed or got no answer in time, or (on the last route) the route answered nothing for the whole outage patience (the item's own calls, if any, are in its attempts)",
 	execution.ReasonRetryBudget:           "the call failed and the review's retry budget was spent, so it was not retried",
 	execution.ReasonBulkheadFull:          "the route's concurrency cap stayed full until the item's time ran out",
 }

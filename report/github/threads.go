@@ -550,8 +550,11 @@ func (c *Client) ResolveFixed(ctx context.Context, pr int, threads []Thread, com
 	if denied > 0 {
 		note = fmt.Sprintf("%d fixed %s not resolved: the token may not resolve review threads (it needs pull-requests: write, and contents: write for resolveReviewThread).",
 			denied, review.Plural(denied, "finding's thread was", "findings' threads were"))
-		if told > 0 {
+		switch {
+		case told == denied:
 			note += fmt.Sprintf(" warden said in %s that the finding is fixed.", review.Plural(told, "that thread", "those threads"))
+		case told > 0:
+			note += fmt.Sprintf(" warden said in %d of them that the finding is fixed.", told)
 		}
 	}
 	return resolved, note, nil

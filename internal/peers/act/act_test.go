@@ -739,6 +739,9 @@ type model struct {
 	// dead is a path whose prompts get 503 (the provider failing
 	// partway through a review); "" for none.
 	dead string
+	// clean is a path whose prompts get no finding (its code fixed); ""
+	// for none.
+	clean string
 }
 
 // linesRE finds the first line warden's prompt allows findings on; only
@@ -771,13 +774,21 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Lock()
 	m.auth = append(m.auth, r.Header.Get("Authorization"))
-	dead := m.dead
+	dead, clean := m.dead, m.clean
 	m.mu.Unlock()
 	prompt := req.Messages[len(req.Messages)-1].Content
 	if dead != "" && strings.Contains(prompt, "File: "+dead+"\n") {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		w.Write([]byte(`{"error":{"message":"no healthy upstream","type":"server_error"}}`))
+		return
+	}
+	chars := 0
+	for _, msg := range req.Messages {
+		chars += len(msg.Content)
+	}
+	if clean != "" && strings.Contains(prompt, "File: "+clean+"\n") {
+		fakeopenai.Serve(w, r.Context(), fakeopenai.Answer{}, fakeopenai.Wire{Model: req.Model, Content: `{"findings": []}`, PromptTokens: chars / 4, CompletionTokens: 5})
 		return
 	}
 	sub := linesRE.FindStringSubmatch(prompt)
@@ -794,10 +805,6 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 		"severity": m.severity, "title": "Division by zero in " + file, "description": "b may be zero.",
 		"start_line": line, "end_line": line, "suggestion": "", "confidence": 0.9,
 	}}})
-	chars := 0
-	for _, msg := range req.Messages {
-		chars += len(msg.Content)
-	}
 	fakeopenai.Serve(w, r.Context(), fakeopenai.Answer{}, fakeopenai.Wire{Model: req.Model, Content: string(answer),
 		PromptTokens: chars / 4, CompletionTokens: 20})
 }

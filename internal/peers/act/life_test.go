@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,15 @@ func lifeWorld(t *testing.T) *world {
 	}
 	w.git("add", "calc")
 	w.git("commit", "-qm", "more operations")
+	w.refreshPR()
+	return w
+}
+
+// refreshPR makes the fake GitHub's pull request the feature branch as it
+// is now: its head, and each file's patch and content (with which the fake
+// follows review comments across pushes, as GitHub does).
+func (w *world) refreshPR() {
+	w.t.Helper()
 	w.pr.BaseSHA, w.pr.HeadSHA = w.git("rev-parse", "main"), w.git("rev-parse", "feature")
 	w.pr.Files = nil
 	for _, path := range strings.Fields(w.git("diff", "--name-only", w.pr.BaseSHA, w.pr.HeadSHA)) {
@@ -99,7 +109,6 @@ func lifeWorld(t *testing.T) *world {
 		w.pr.Files = append(w.pr.Files, fakegithub.File{Filename: path, Status: "modified", Patch: patch, Content: w.git("show", w.pr.HeadSHA+":"+path) + "\n"})
 	}
 	w.gh.AddPullRequest(w.pr)
-	return w
 }
 
 // use makes wf the workflow act runs, with a GITHUB_TOKEN of its
@@ -239,6 +248,102 @@ func TestLifeUnderAct(t *testing.T) {
 		t.Errorf("resume's check run %q does not say %q:\n%.600s", last.Title, want, last.Summary)
 	}
 	checkNoSecrets(t, w, res)
+}
+
+// TestFixedThreadUnderAct: a fix pushed to a same-repository pull request
+// under the README's review workflow, with exactly its permissions
+// (contents: read). GitHub outdates the thread of the edited line and
+// refuses the token resolveReviewThread, so warden replies in that thread,
+// once, that the finding is fixed and asks a person to resolve it, and the
+// check run counts the thread it left open; the other files' threads are
+// untouched.
+func TestFixedThreadUnderAct(t *testing.T) {
+	needAct(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*actDeadln)
+	defer cancel()
+	w := lifeWorld(t)
+	w.use(readmeWorkflow(t, wfReview), false)
+	w.pullRequestEvent("pull_request", owner+"/"+repoName)
+	w.run = fakegithub.WorkflowRun{Name: "warden", Path: ".github/workflows/warden.yml", HeadBranch: "feature"}
+	w.checkout = w.pr.HeadSHA
+	w.mustAct(ctx, "opened")
+	var fixed []fakegithub.ReviewComment // the threads on calc/mod.go, one a skill
+	others := map[string]bool{}
+	for _, c := range w.gh.ReviewComments(prNumber) {
+		switch {
+		case c.InReplyTo != 0:
+		case c.Path == "calc/mod.go":
+			fixed = append(fixed, c)
+		default:
+			others[c.Path] = true
+		}
+	}
+	if len(fixed) == 0 || len(others) != 3 {
+		t.Fatalf("first run: %d threads on calc/mod.go, others on %v; want threads on all four files", len(fixed), others)
+	}
+
+	// The push edits the flagged line (the model flags a file's first
+	// reviewable line) and the model finds nothing in the file any more.
+	before := w.pr.HeadSHA
+	mod := strings.Replace(w.git("show", "feature:calc/mod.go")+"\n", "package calc\n", "package calc // integer operations\n", 1)
+	w.write("calc/mod.go", mod)
+	w.git("commit", "-qam", "fix mod")
+	w.refreshPR()
+	w.model.mu.Lock()
+	w.model.clean = "calc/mod.go"
+	w.model.mu.Unlock()
+	w.pullRequestEvent("pull_request", owner+"/"+repoName)
+	w.editEvent(func(ev map[string]any) { ev["action"], ev["before"], ev["after"] = "synchronize", before, w.pr.HeadSHA })
+	w.checkout = w.pr.HeadSHA
+	res := w.mustAct(ctx, "synchronize")
+
+	short := w.pr.HeadSHA[:7]
+	all := w.gh.ReviewComments(prNumber)
+	for _, root := range fixed {
+		var replies []fakegithub.ReviewComment
+		for _, c := range all {
+			if c.InReplyTo == root.ID {
+				replies = append(replies, c)
+			}
+		}
+		if len(replies) != 1 || replies[0].User != "github-actions[bot]" || !strings.HasPrefix(replies[0].Body, "Fixed in "+short+": ") ||
+			!strings.Contains(replies[0].Body, "Resolve this thread if you agree") {
+			t.Errorf("replies in the thread of comment %d: %+v; want one by warden, naming %s and asking a person to resolve it", root.ID, replies, short)
+		}
+		if resolved, _ := w.gh.ThreadResolved(root.ID); resolved {
+			t.Errorf("the thread of comment %d was resolved with a token GitHub would refuse (contents: read)", root.ID)
+		}
+	}
+	for _, c := range all {
+		if c.InReplyTo == 0 && c.Path != "calc/mod.go" {
+			if resolved, _ := w.gh.ThreadResolved(c.ID); resolved || slices.ContainsFunc(all, func(r fakegithub.ReviewComment) bool { return r.InReplyTo == c.ID }) {
+				t.Errorf("the thread on %s, whose code did not change, was resolved (%v) or answered", c.Path, resolved)
+			}
+		}
+	}
+	want := fmt.Sprintf("%d fixed findings' threads were not resolved", len(fixed))
+	if len(fixed) == 1 {
+		want = "1 fixed finding's thread was not resolved"
+	}
+	if last := w.lastCheckRun(); !strings.Contains(last.Summary, want) {
+		t.Errorf("the check run does not say %q:\n%.1500s", want, last.Summary)
+	}
+	checkNoSecrets(t, w, res)
+}
+
+// editEvent rewrites the event act will run with.
+func (w *world) editEvent(edit func(ev map[string]any)) {
+	w.t.Helper()
+	raw, err := os.ReadFile(filepath.Join(w.dir, "event.json"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		w.t.Fatal(err)
+	}
+	edit(ev)
+	w.writeEvent(w.eventName, ev)
 }
 
 // commentOn writes an issue_comment event for comment id on the pull

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -125,5 +126,30 @@ func TestTextIgnoredReadable(t *testing.T) {
 	if longest > 200 || !strings.Contains(out, "  limit:lines (1,304)\n") || !strings.Contains(out, "    … and 1,284 more (--format json lists every path)\n") ||
 		!strings.Contains(out, "  lockfile (1)\n    go.sum\n") {
 		t.Errorf("text ignored list (longest line %d):\n%s", longest, out)
+	}
+}
+
+// TestTextNotReviewedFolded: an outage of 600 items lists the first 50 in
+// the text report and counts the rest (the headline has them all by
+// reason; JSON lists each); 50 are listed whole.
+func TestTextNotReviewedFolded(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ items, rows int }{{50, 50}, {600, 50}} {
+		r := &review.Report{Schema: review.Schema, Outcome: review.OutcomeProviderUnavailable}
+		for i := range tt.items {
+			r.Items = append(r.Items, review.Item{Skill: "code-review", Path: fmt.Sprintf("f%03d.go", i), StartLine: 1, EndLine: 3,
+				Status: review.StatusFailed, Reason: "server_error", Route: "primary"})
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, r, FormatText, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		rows := strings.Count(out, "  failed  server_error")
+		more := fmt.Sprintf("  … and %d more items (--format json lists every item, with its attempts)\n", tt.items-tt.rows)
+		if rows != tt.rows || strings.Contains(out, "more items (--format json") != (tt.items > tt.rows) ||
+			(tt.items > tt.rows && !strings.Contains(out, more)) || !strings.Contains(out, fmt.Sprintf("Not reviewed (%s)", review.Count(tt.items))) {
+			t.Errorf("%d items: %d rows listed, want %d and the count of the rest:\n%.3000s", tt.items, rows, tt.rows, out)
+		}
 	}
 }

@@ -168,12 +168,20 @@ func textNotReviewed(buf *bytes.Buffer, r *review.Report, c counts, p palette) {
 		" — no findings here does not mean no problems\n")
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  STATUS\tREASON\tROUTE\tSKILL\tLOCATION")
-	for _, it := range nr {
+	for _, it := range nr[:min(len(nr), textMaxNotReviewed)] {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", cell(string(it.Status)), cell(reasonOf(it)),
 			cell(it.Route), cell(it.Skill), cell(textLoc(it.Path, it.StartLine, it.EndLine)))
 	}
 	tw.Flush()
+	if n := len(nr) - textMaxNotReviewed; n > 0 {
+		fmt.Fprintf(buf, "  … and %s (--format json lists every item, with its attempts)\n", review.Counted(n, "more item", "more items"))
+	}
 }
+
+// textMaxNotReviewed is how many items that were not reviewed the text
+// report lists, one a line (the headline has them all by reason); the
+// count of the rest follows.
+const textMaxNotReviewed = 50
 
 // textScope is the coverage of the change in changed files and lines:
 // what was reviewed of what was in scope, what was not and why, what

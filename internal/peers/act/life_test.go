@@ -217,10 +217,7 @@ func TestLifeUnderAct(t *testing.T) {
 	defer cancel()
 	w := lifeWorld(t)
 
-	w.use(readmeWorkflow(t, wfReview), false)
-	w.pullRequestEvent("pull_request", owner+"/"+repoName)
-	w.run = fakegithub.WorkflowRun{Name: "warden", Path: ".github/workflows/warden.yml", HeadBranch: "feature"}
-	w.checkout = w.pr.HeadSHA
+	w.reviewOpened()
 	w.model.dead = "calc/mod.go"
 	w.mustAct(ctx, "pull_request")
 	first := w.lastCheckRun()
@@ -262,10 +259,7 @@ func TestFixedThreadUnderAct(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*actDeadln)
 	defer cancel()
 	w := lifeWorld(t)
-	w.use(readmeWorkflow(t, wfReview), false)
-	w.pullRequestEvent("pull_request", owner+"/"+repoName)
-	w.run = fakegithub.WorkflowRun{Name: "warden", Path: ".github/workflows/warden.yml", HeadBranch: "feature"}
-	w.checkout = w.pr.HeadSHA
+	w.reviewOpened()
 	w.mustAct(ctx, "opened")
 	var fixed []fakegithub.ReviewComment // the threads on calc/mod.go, one a skill
 	others := map[string]bool{}
@@ -329,6 +323,17 @@ func TestFixedThreadUnderAct(t *testing.T) {
 		t.Errorf("the check run does not say %q:\n%.1500s", want, last.Summary)
 	}
 	checkNoSecrets(t, w, res)
+}
+
+// reviewOpened readies act to run the README's review workflow, with its
+// permissions, on the same-repository pull request's opened event, checked
+// out at its head.
+func (w *world) reviewOpened() {
+	w.t.Helper()
+	w.use(readmeWorkflow(w.t, wfReview), false)
+	w.pullRequestEvent("pull_request", owner+"/"+repoName)
+	w.run = fakegithub.WorkflowRun{Name: "warden", Path: ".github/workflows/warden.yml", HeadBranch: "feature"}
+	w.checkout = w.pr.HeadSHA
 }
 
 // editEvent rewrites the event act will run with.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -289,7 +290,7 @@ func TestActivity(t *testing.T) {
 		t0 := time.Now()
 		f := newFake("slow", t0, func(n int) step {
 			if n == 0 {
-				return step{Delay: sec, Status: 503} // item 0 backs off, then waits for the breaker
+				return step{Delay: sec, Status: 503} // the first call's item backs off, then waits for the breaker
 			}
 			return step{Delay: 90 * sec}
 		})
@@ -304,19 +305,24 @@ func TestActivity(t *testing.T) {
 			defer close(done)
 			e.Run(ctx, testItems(3), nil)
 		}()
-		time.Sleep(1500 * time.Millisecond) // item 0 backs off; items 1 and 2 are in flight
+		time.Sleep(1500 * time.Millisecond) // one item backs off; the other two are in flight
 		synctest.Wait()
+		// The three items start at once: whichever calls first gets the
+		// 503 and backs off, the other two are in flight.
 		var got []string
+		var items []int
 		for _, a := range e.Activity() {
-			got = append(got, fmt.Sprintf("%d %s %q %s %v %v", a.Item, a.Route, a.Waiting, a.Kind, a.Since, a.Deadline))
+			got = append(got, fmt.Sprintf("%s %q %s %v %v", a.Route, a.Waiting, a.Kind, a.Since, a.Deadline))
+			items = append(items, a.Item)
 		}
+		slices.Sort(got)
 		want := []string{
-			`0 slow "backoff" primary 500ms 0s`,
-			`1 slow "" primary 1.5s 2m0s`,
-			`2 slow "" primary 1.5s 2m0s`,
+			`slow "" primary 1.5s 2m0s`,
+			`slow "" primary 1.5s 2m0s`,
+			`slow "backoff" primary 500ms 0s`,
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("Activity() (-want +got):\n%s", diff)
+		if diff := cmp.Diff(want, got); diff != "" || !slices.Equal(items, []int{0, 1, 2}) {
+			t.Errorf("Activity() of items %v (-want +got):\n%s", items, diff)
 		}
 		cancel()
 		<-done

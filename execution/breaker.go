@@ -419,16 +419,27 @@ func (b *breaker) done(p permit, v verdict) []transition {
 			bk.timeouts++
 		}
 		if trip, atOnce, generous := b.tripped(cur); trip {
-			tr := b.set(now, BreakerOpen)
-			if atOnce {
-				b.openUntil = now // half-open at once: what was waited was the cool-down
-			}
-			b.generousNext = generous
-			return []transition{tr}
+			return []transition{b.open(now, atOnce, generous)}
 		}
 	}
 	return nil
 }
+
+// open opens the breaker at now: half-open at once when atOnce (what was
+// waited, failures or deadlines, was the cool-down), its first half-open
+// generous or not (tripped).
+func (b *breaker) open(now time.Time, atOnce, generous bool) transition {
+	tr := b.set(now, BreakerOpen)
+	if atOnce {
+		b.openUntil = now
+	}
+	b.generousNext = generous
+	return tr
+}
+
+// unanswered reports whether a window of calls holds not one answer:
+// every call failed or timed out.
+func unanswered(calls, fails, timeouts int) bool { return calls > 0 && fails+timeouts == calls }
 
 // window sums the buckets inside the window that ends in bucket cur.
 func (b *breaker) window(cur int64) (calls, fails, timeouts, unusable int) {
@@ -457,7 +468,7 @@ func (b *breaker) window(cur int64) (calls, fails, timeouts, unusable int) {
 func (b *breaker) tripped(cur int64) (trip, atOnce, generous bool) {
 	calls, fails, timeouts, unusable := b.window(cur)
 	generous = unusable == 0
-	if fails+timeouts == calls && (timeouts > 0 || fails >= b.s.QuickTrip) {
+	if unanswered(calls, fails, timeouts) && (timeouts > 0 || fails >= b.s.QuickTrip) {
 		return true, true, generous // not one answer: a deadline ran out, or a storm of failures
 	}
 	if calls < b.s.MinCalls {
@@ -488,13 +499,10 @@ func (b *breaker) tripUnanswered() (bool, []transition) {
 		return false, tr
 	}
 	calls, fails, timeouts, unusable := b.window(b.bucketID(now))
-	if calls == 0 || unusable > 0 || fails+timeouts != calls {
+	if unusable > 0 || !unanswered(calls, fails, timeouts) {
 		return false, tr
 	}
-	tr = append(tr, b.set(now, BreakerOpen))
-	b.openUntil = now // half-open at once: the failures seen were the cool-down
-	b.generousNext = true
-	return true, tr
+	return true, append(tr, b.open(now, true, true))
 }
 
 // unusableOnly reports whether the breaker's window holds at least

@@ -251,14 +251,7 @@ func (b *WriteBudget) hold(ctx context.Context) error {
 	}
 	b.lastWait = wait
 	b.mu.Unlock()
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sleep(ctx, wait)
 }
 
 // observe reads GitHub's answer: a rate-limit refusal, or a primary limit

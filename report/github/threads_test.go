@@ -133,10 +133,12 @@ func TestFollowUp(t *testing.T) {
 	}
 }
 
-// TestResolveFixedWithoutPermission: a read-only token resolves nothing and
-// the summary says so; no error.
-func TestResolveFixedWithoutPermission(t *testing.T) {
-	t.Parallel()
+// fixedAfterPush is a fake GitHub whose pull request has one warden
+// finding's thread on a.go line 2, posted with a write token, and then a
+// push that takes the line out of the diff (patchV2): its thread is
+// outdated and the finding fixed.
+func fixedAfterPush(t *testing.T) *fakegithub.Server {
+	t.Helper()
 	fake := fakegithub.New(testOwner, testRepo)
 	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: threadFiles(patchV1)})
 	w := start(t, fake, fakegithub.DefaultToken)
@@ -145,6 +147,14 @@ func TestResolveFixedWithoutPermission(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: threadFiles(patchV2)})
+	return fake
+}
+
+// TestResolveFixedWithoutPermission: a read-only token resolves nothing and
+// the summary says so; no error.
+func TestResolveFixedWithoutPermission(t *testing.T) {
+	t.Parallel()
+	fake := fixedAfterPush(t)
 	ro := start(t, fake, fakegithub.DefaultReadOnlyToken)
 	threads, err := ro.ReviewThreads(t.Context(), testPR)
 	if err != nil || len(threads) != 1 || !threads[0].Outdated || threads[0].CanResolve {
@@ -207,23 +217,22 @@ func TestHasCommentOnlyOwn(t *testing.T) {
 // TestResolveFixedReadmePermissions: with the README's permissions
 // (contents: read, pull-requests: write) GitHub does not let the token
 // resolve a thread, so warden says in the thread, once, that the finding
-// is fixed and asks a person to resolve it; a later run does not say it
-// again; a token with contents: write resolves it without another reply.
+// is fixed and asks a person to resolve it (a stranger's copy of that reply
+// does not stop it); a later run does not say it again; a token with
+// contents: write resolves it without another reply.
 func TestResolveFixedReadmePermissions(t *testing.T) {
 	t.Parallel()
-	fake := fakegithub.New(testOwner, testRepo)
-	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: threadFiles(patchV1)})
-	w := start(t, fake, fakegithub.DefaultToken)
-	f := finding(review.SeverityHigh, "a.go", 2, 2, "fixed later")
-	if _, err := w.PostReview(t.Context(), testPR, testHead, []review.Finding{f}, AnchorsFromFiles(toFiles(threadFiles(patchV1))), ReviewOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: threadFiles(patchV2)})
+	fake := fixedAfterPush(t)
 	readme := start(t, fake, fake.GrantToken(fakegithub.Permissions{"contents": "read", "pull-requests": "write", "checks": "write"}, false))
+	// A stranger's copy of warden's reply, marker and all, says nothing
+	// for warden: it still replies.
+	root := fake.ReviewComments(testPR)[0]
+	fake.AddReviewComment(testPR, fakegithub.ReviewComment{Path: "a.go", Line: 2, User: "mallory", InReplyTo: root.ID,
+		Body: "Fixed in 0000000: warden no longer finds this on the changed lines.\n\n" + fixedMarker})
 	replies := func() []string {
 		var out []string
 		for _, c := range fake.ReviewComments(testPR) {
-			if c.InReplyTo != 0 {
+			if c.InReplyTo != 0 && c.User == DefaultTokenLogin {
 				out = append(out, c.Body)
 			}
 		}

@@ -133,6 +133,8 @@ type runner struct {
 	// app is the GitHub App the check run belongs to (the token's), once
 	// created: the app whose check runs' review state counts.
 	app string
+	// sealed is set once the state key is decided (seal.go).
+	sealed bool
 }
 
 // Run is the Action: in mode full (the default) it reviews the pull
@@ -147,6 +149,7 @@ func Run(ctx context.Context, in Inputs, ev Event, svc Services) (Result, error)
 		return Result{}, err
 	}
 	a := &runner{in: in, svc: svc, gha: svc.Runner, started: time.Now()}
+	a.sealFromInputs()
 	if in.Mode == ModeReport {
 		return a.publishReport(ctx, ev)
 	}
@@ -190,6 +193,9 @@ func (a *runner) reviewPR(ctx context.Context, ev Event, pr *PullRequest, opts r
 		return Result{}, err
 	}
 	defer tc.close()
+	if opts.trusted {
+		a.sealFromKeys(tc.cfg.Secrets)
+	}
 	if ev.Name == "pull_request_target" {
 		a.warnHeadCheckout(ctx, pr)
 	}
@@ -297,11 +303,12 @@ func (a *runner) finish(ctx context.Context, rep *review.Report, pub *ghreport.P
 // summary opens with notes and records the review's state for the next
 // push (mode full).
 func (a *runner) publishReview(ctx context.Context, rep *review.Report, pub *ghreport.Publisher, pr *PullRequest, notes []string, job *Job) (Result, error) {
-	sum := withState(ctx, a.summary(notes), pr.HeadSHA, a.in.Mode == ModeFull)
+	sum := a.summary(notes)
 	file := &reportFile{workspace: a.svc.Workspace, runnerTemp: a.svc.RunnerTemp, path: a.in.ReportPath, origin: originOf(pr, a.svc.Version), required: a.in.Mode == ModeAnalyze, log: a.svc.Stderr}
 	sinks := []review.Publisher{stepSummary{a.gha, sum}, file, outputs{a.gha, file}}
 	if pub != nil {
 		pub.Summary = sum
+		pub.Records = stateRecords(ctx, pr.HeadSHA, a.in.Mode == ModeFull)
 		sinks = append([]review.Publisher{pub}, sinks...)
 	}
 	if err := publish(ctx, rep, sinks, job.Sinks); err != nil {

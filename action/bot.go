@@ -298,18 +298,14 @@ func (a *runner) changedSince(ctx context.Context, since, head string) func(path
 	}
 }
 
-// withState ends the summary with the hidden record of what this run
-// reviewed (ghbot.StateMarker), which the next push's run reads from
-// the check run; record is false for runs that publish no check run.
-func withState(ctx context.Context, summary func(*review.Report) (string, error), head string, record bool) func(*review.Report) (string, error) {
+// stateRecords are the check run's hidden records of what this run
+// reviewed (ghbot.StateRecord), which the next push's run reads from the
+// check run; nil for runs that publish no check run.
+func stateRecords(ctx context.Context, head string, record bool) func(*review.Report) []string {
 	if !record {
-		return summary
+		return nil
 	}
-	return func(r *review.Report) (string, error) {
-		text, err := summary(r)
-		if err != nil {
-			return "", err
-		}
-		return text + "\n" + ghbot.StateMarker(ghbot.ReviewState{Head: head, Complete: r.Complete() && ctx.Err() == nil}) + "\n", nil
+	return func(r *review.Report) []string {
+		return []string{ghbot.StateRecord(ghbot.ReviewState{Head: head, Complete: r.Complete() && ctx.Err() == nil})}
 	}
 }

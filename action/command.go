@@ -58,6 +58,11 @@ func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 // runCommand decides on and runs the command of comment ce.
 func (a *runner) runCommand(ctx context.Context, event string, ce bot.Event) (Result, error) {
 	d := bot.Decide(ce.Comment, a.in.CommandTrust)
+	if d.Verdict != bot.Ignore {
+		if err := a.sealFor(ctx, ce.PullRequest); err != nil {
+			return Result{}, err
+		}
+	}
 	gh := a.svc.GitHub
 	reply := func(body string) {
 		var err error
@@ -85,7 +90,7 @@ func (a *runner) runCommand(ctx context.Context, event string, ce bot.Event) (Re
 			return a.skip("command refused, not replied to: an untrusted commenter was already told on this pull request")
 		}
 		if d.Untrusted {
-			d.Reply += "\n\n" + refusedMarker
+			d.Reply += "\n\n" + gh.Mark(refusedRecord)
 		}
 		reply(d.Reply)
 		return a.skip("command refused: " + firstLine(d.Reply))
@@ -196,8 +201,24 @@ func (a *runner) commandFollowUp(ctx context.Context, ev Event) (Result, error) 
 		a.gha.Warningf("warden: run %d recorded review comment %d, written %s, not when the run started (%s): not acted on", run.ID, c.ID, c.Created.UTC().Format(time.RFC3339), run.CreatedAt.UTC().Format(time.RFC3339))
 		return a.skip("the recorded command is not the triggering run's")
 	}
-	if done, err := store.Handled(ctx, c.ID); err != nil || done {
+	if err := a.sealFor(ctx, c.PullRequest); err != nil {
+		return Result{}, err
+	}
+	if done, err := store.Handled(ctx, c.PullRequest, c.ID); err != nil || done {
 		return a.skip(fmt.Sprintf("review comment %d was already taken up", c.ID))
+	}
+	// The mark of a command taken up, before it runs: a re-run of this
+	// follow-up, or a second one, finds it (Handled) and does nothing.
+	if !a.svc.GitHub.Sealing() {
+		a.gha.Warningf("warden: review comment %d: nothing seals warden's records on this run (no state-secret, results-cache-secret or model key), so a re-run could take the command up again", c.ID)
+	}
+	root := c.ID
+	if c.ReplyTo != 0 {
+		root = c.ReplyTo
+	}
+	if err := a.svc.GitHub.Reply(ghreport.Essential(ctx), c.PullRequest, root, fmt.Sprintf("warden: taking up the command in this thread (workflow run %d).\n\n%s",
+		run.ID, a.svc.GitHub.Mark(ghbot.TakenRecord(c.ID)))); err != nil {
+		return Result{}, fmt.Errorf("marking review comment %d taken up: %w", c.ID, err)
 	}
 	ce := bot.Event{
 		Comment: bot.Comment{Body: c.Body, Author: c.Author, AuthorType: c.AuthorType, Association: c.Association,
@@ -207,17 +228,22 @@ func (a *runner) commandFollowUp(ctx context.Context, ev Event) (Result, error) 
 	return a.runCommand(ctx, bot.EventReviewComment, ce)
 }
 
-// refusedMarker is the hidden line of the one reply an untrusted commenter
-// gets on a pull request.
-const refusedMarker = "<!-- warden:untrusted-command-refused -->"
+// unsealedWhy is why a dismissal or an acceptance is refused on a run that
+// cannot seal its record (seal.go).
+const unsealedWhy = "nothing seals warden's records on this run (no `state-secret` input, no `results-cache-secret`, and the trusted configuration sends no model key), so a dismissal or acceptance it wrote could not be told from a forged one; a maintainer sets the `state-secret` input to a repository secret"
+
+// refusedRecord is the hidden record that ends the one reply an untrusted
+// commenter gets on a pull request (sealed: another workflow's copy of it
+// must not silence warden's replies).
+const refusedRecord = "untrusted-command-refused"
 
 // refusedBefore reports whether warden already told an untrusted commenter
 // on ce's pull request that commands are not theirs to run (a conversation
-// comment with refusedMarker, by the token's own account: GitHub's bot for
+// comment ending with refusedRecord, sealed, by the token's own account: GitHub's bot for
 // the Actions token). When the comments cannot be read it says no: the
 // reply is then sent, as before.
 func (a *runner) refusedBefore(ctx context.Context, ce bot.Event) bool {
-	found, err := a.svc.GitHub.HasComment(ctx, ce.PullRequest, refusedMarker)
+	found, err := a.svc.GitHub.HasRecord(ctx, ce.PullRequest, refusedRecord)
 	if err != nil {
 		a.gha.Warningf("warden: reading the pull request's comments: %v", err)
 		return false
@@ -262,6 +288,10 @@ func (a *runner) commandReview(ctx context.Context, number int, cmd bot.Command)
 // naming a finding's id (cmd.Target), the entry in warden's findings
 // comment (dismissByID).
 func (a *runner) dismiss(ctx context.Context, ce bot.Event, cmd bot.Command, reply func(string)) bool {
+	if !a.svc.GitHub.Sealing() {
+		reply("warden: " + unsealedWhy + ". Nothing was dismissed.")
+		return false
+	}
 	if cmd.Target != "" {
 		return a.dismissByID(ctx, ce, cmd, reply)
 	}
@@ -274,7 +304,7 @@ func (a *runner) dismiss(ctx context.Context, ce bot.Event, cmd bot.Command, rep
 		if t.RootID != ce.Comment.ReplyTo {
 			continue
 		}
-		reply(dismissedText(ce.Comment.Author, cmd.Reason) + ". warden will not post this finding again on this pull request. " + ghreport.DismissedMarker(t.Fingerprint))
+		reply(dismissedText(ce.Comment.Author, cmd.Reason) + ". warden will not post this finding again on this pull request." + a.svc.GitHub.DismissedMarker(t.Fingerprint))
 		return true
 	}
 	reply("warden: `/warden dismiss` works as a reply to one of warden's own review comments; this thread is not one. Nothing was dismissed.")
@@ -317,7 +347,7 @@ func (a *runner) dismissByID(ctx context.Context, ce bot.Event, cmd bot.Command,
 	if err == nil {
 		for _, t := range threads {
 			if len(t.Fingerprint) >= 7 && "w"+t.Fingerprint[:7] == cmd.Target {
-				if err := gh.Reply(ghreport.Essential(ctx), ce.PullRequest, t.RootID, dismissedText(ce.Comment.Author, cmd.Reason)+". warden will not post this finding again on this pull request. "+ghreport.DismissedMarker(t.Fingerprint)); err != nil {
+				if err := gh.Reply(ghreport.Essential(ctx), ce.PullRequest, t.RootID, dismissedText(ce.Comment.Author, cmd.Reason)+". warden will not post this finding again on this pull request."+gh.DismissedMarker(t.Fingerprint)); err != nil {
 					a.gha.Warningf("warden: dismiss: %v", err)
 					return false
 				}
@@ -355,20 +385,22 @@ func (a *runner) accept(ctx context.Context, ce bot.Event, reason string, reply 
 	}
 	why := ""
 	switch {
+	case !gh.Sealing():
+		why = unsealedWhy
 	case !ok:
 		why = fmt.Sprintf("there is no `%s` check run on the head commit %s to accept", a.in.CheckName, short)
 	case run.Status != "completed":
 		why = fmt.Sprintf("the review of %s is still running; accept it when it has ended", short)
 	case ghreport.Passes(run.Conclusion):
 		why = fmt.Sprintf("the check run on %s already passes (%s)", short, run.Conclusion)
-	case !ghreport.IsAcceptable(run.Summary):
+	case !gh.IsAcceptable(run, cmp.Or(a.app, strings.TrimSuffix(a.in.TokenLogin, "[bot]"))):
 		why = fmt.Sprintf("the check run on %s does not fail for an incomplete review (%s): findings at or above fail-on are fixed or dismissed (`/warden dismiss`), an error is fixed, not accepted", short, report.Neutralize(report.OneLine(run.Title), ""))
 	}
 	if why != "" {
 		reply("warden: " + why + ". Nothing was accepted.")
 		return false
 	}
-	out := ghreport.AcceptedOutput(run.Title, run.Summary, ghreport.Acceptance{By: ce.Comment.Author, Commit: head, Reason: reason, At: time.Now()})
+	out := gh.AcceptedOutput(run.Title, run.Summary, ghreport.Acceptance{By: ce.Comment.Author, Commit: head, Reason: reason, At: time.Now()})
 	if err := gh.CompleteCheckRun(ctx, run.ID, out); err != nil {
 		a.gha.Warningf("warden: accept: %v", err)
 		reply("warden: could not update the check run on " + short + "; nothing was accepted.")

@@ -52,6 +52,9 @@ func (env Env) Connect(in *Inputs, dir string) (Services, Event, error) {
 	if len(in.ResultsCacheSecret) > 0 {
 		env.Mask(string(in.ResultsCacheSecret))
 	}
+	if len(in.StateSecret) > 0 {
+		env.Mask(string(in.StateSecret))
+	}
 	if _, err := ghreport.ParseIncompleteConclusion(in.IncompleteConclusion); err != nil {
 		return Services{}, Event{}, fmt.Errorf("input %v", err)
 	}

@@ -67,6 +67,13 @@ type Inputs struct {
 	// results-cache-secret); empty: a hash of the trusted configuration's
 	// model keys (derivedCacheSecret), unsigned without one.
 	ResultsCacheSecret []byte
+	// StateSecret seals warden's hidden records on GitHub (input
+	// state-secret): the findings comment's state, dismissals, acceptances
+	// and the review state (ghreport.Client.SetStateKey). Empty: the
+	// results cache's secret, else a hash of the trusted configuration's
+	// model keys; with none of them nothing is sealed and no record can
+	// change the gate.
+	StateSecret []byte
 	// CommandTrust are the author associations whose /warden commands run
 	// (input command-associations); nil means bot.DefaultTrusted.
 	CommandTrust []string
@@ -122,6 +129,12 @@ func ParseInputs(get func(name string) string) (Inputs, error) {
 	}
 	if v := r.get("results-cache-secret"); v != "" {
 		in.ResultsCacheSecret = []byte(v)
+	}
+	if v := r.get("state-secret"); v != "" {
+		if len(v) < 16 {
+			r.bad("input state-secret: %d characters is too short to seal anything (want at least 16; use a random repository secret)", len(v))
+		}
+		in.StateSecret = []byte(v)
 	}
 	if v := r.get("command-associations"); v != "" {
 		trust, err := bot.ParseTrusted(v)

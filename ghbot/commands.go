@@ -150,24 +150,42 @@ func (s *Store) GetReviewComment(ctx context.Context, id int64) (ReviewComment, 
 	return out, nil
 }
 
-// Handled reports whether warden's own login (Ours) already reacted 👀 to
-// review comment id (another account's 👀 does not count):
-// warden's mark of a command it took up (a second follow-up of the same
-// run, or a re-run, does nothing).
-func (s *Store) Handled(ctx context.Context, id int64) (bool, error) {
+// TakenRecord is the text of the sealed hidden record that ends warden's
+// reply in a review thread when it takes up review comment id's command
+// (the follow-up of a fork's pull request): Handled reads it.
+func TakenRecord(id int64) string { return "taken:v1 id=" + strconv.FormatInt(id, 10) }
+
+// Handled reports whether warden already took up the command in review
+// comment id on pull request pr: one of the pull request's review comments
+// by warden's own login (Ours) ends with TakenRecord(id), sealed. A 👀 is
+// no such mark: every workflow using GITHUB_TOKEN reacts as warden's
+// login, and another account's copy of the record, or one without its
+// seal, does not count. It reads at most maxHandledPages pages of 100.
+func (s *Store) Handled(ctx context.Context, pr int, id int64) (bool, error) {
 	client, owner, repo := s.Client.REST()
-	// GitHub API docs: https://docs.github.com/rest/reactions/reactions#list-reactions-for-a-pull-request-review-comment
-	rs, _, err := client.Reactions.ListPullRequestCommentReactions(ctx, owner, repo, id, &gh.ListOptions{PerPage: 100})
-	if err != nil {
-		return false, s.Client.Fail(fmt.Sprintf("list reactions of review comment %d", id), false, err)
-	}
-	for _, r := range rs {
-		if r.GetContent() != "eyes" {
-			continue
+	want := TakenRecord(id)
+	opts := &gh.PullRequestListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	for range maxHandledPages {
+		// GitHub API docs: https://docs.github.com/rest/pulls/comments#list-review-comments-on-a-pull-request
+		cs, resp, err := client.PullRequests.ListComments(ctx, owner, repo, pr, opts)
+		if err != nil {
+			return false, s.Client.Fail(fmt.Sprintf("list review comments of pull request #%d", pr), false, err)
 		}
-		if ours, err := s.Client.Ours(ctx, r.GetUser().GetLogin()); err != nil || ours {
-			return ours, err
+		for _, c := range cs {
+			if rec, ok := s.Client.LastRecord(c.GetBody()); !ok || !rec.Sealed || rec.Text != want {
+				continue
+			}
+			if ours, err := s.Client.Ours(ctx, c.GetUser().GetLogin()); err != nil || ours {
+				return ours, err
+			}
 		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
 	}
 	return false, nil
 }
+
+// maxHandledPages bounds Handled's reads.
+const maxHandledPages = 30

@@ -28,11 +28,21 @@ import (
 // again (its fingerprint counts as on the pull request), a person dismisses
 // one with `/warden dismiss <id>` in the conversation, and a run that no
 // longer finds one whose lines changed marks it fixed. Its state travels in
-// the comment itself, compressed in a hidden marker that only warden's own
-// comment (a bot's) is read for.
+// the comment itself, compressed in a hidden record on the comment's last
+// line, sealed under the state key (ghreport.Client.Mark), and read only
+// from a comment by warden's own login that ends with it.
+//
+// Saving merges: the comment is read again just before it is written and
+// what another run saved meanwhile (an entry it added, a dismissal it
+// confirmed) is kept; after writing, the comment is read once more, and a
+// dismissal this run holds that another run's write took away is merged
+// back (at most saveRounds times). A confirmed dismissal is never undone.
 
-// ledgerRE finds the ledger's state marker.
-var ledgerRE = regexp.MustCompile(`<!-- warden:ledger:v1 ([A-Za-z0-9+/=]*) -->`)
+// ledgerRE reads the ledger's record text.
+var ledgerRE = regexp.MustCompile(`^ledger:v1 ([A-Za-z0-9+/=]*)$`)
+
+// saveRounds bounds Save's write-and-check rounds.
+const saveRounds = 4
 
 // EntryIDRE is a ledger entry's id as commands name it.
 var EntryIDRE = regexp.MustCompile(`^w[0-9a-f]{7}$`)
@@ -106,14 +116,76 @@ type Ledger struct {
 	url     string
 	state   ledgerState
 	body    string // as GitHub has it
+	// sealed is set when the state was read from a sealed record: only
+	// then do its dismissals count (Suppressed). An unsealed ledger (an
+	// earlier version's, or one written without a state key) is read for
+	// what is on the pull request only; its dismissals are not believed.
+	sealed bool
 }
 
 // LoadLedger reads pull request pr's ledger: the first conversation comment
-// by warden's own login (Client.Ours) that carries the ledger's state
-// marker; the same marker in anyone else's comment, a person's or another
-// app's, is not warden's. None is an empty ledger.
+// by warden's own login (Client.Ours) that ends with the ledger's sealed
+// record, else the first that ends with an unsealed one (its dismissals
+// are not believed); the record anywhere else, or in anyone else's
+// comment, a person's or another app's, is not warden's. None is an empty
+// ledger.
 func LoadLedger(ctx context.Context, c *ghreport.Client, pr int) (*Ledger, error) {
 	l := &Ledger{client: c, pr: pr, repoURL: c.RepoURL()}
+	found, err := l.find(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if found != nil {
+		l.adopt(found)
+	}
+	return l, nil
+}
+
+// stored is a ledger comment as GitHub has it.
+type stored struct {
+	id          int64
+	url, body   string
+	state       ledgerState
+	sealed      bool
+}
+
+// adopt makes s the ledger's comment and state. With a state key, an
+// unsealed state's dismissals are reopened: nothing vouches for them, and
+// saving them would seal them. (Without a key nothing is sealed and no
+// dismissal counts: Suppressed.)
+func (l *Ledger) adopt(s *stored) {
+	l.id, l.url, l.body, l.state, l.sealed = s.id, s.url, s.body, s.state, s.sealed
+	if !s.sealed && l.client.Sealing() {
+		for i := range l.state.Entries {
+			if e := &l.state.Entries[i]; e.State == EntryDismissed {
+				e.State, e.By, e.Reason = EntryOpen, "", ""
+			}
+		}
+	}
+}
+
+// parse reads a comment's ledger: its last line's record.
+func (l *Ledger) parse(id int64, url, body string) (*stored, bool) {
+	rec, ok := l.client.LastRecord(body)
+	if !ok {
+		return nil, false
+	}
+	m := ledgerRE.FindStringSubmatch(rec.Text)
+	if m == nil {
+		return nil, false
+	}
+	st, err := decodeState(m[1])
+	if err != nil {
+		return nil, false // not a state warden wrote
+	}
+	return &stored{id: id, url: url, body: body, state: st, sealed: rec.Sealed}, true
+}
+
+// find lists the pull request's comments for its ledger (LoadLedger's
+// rule); nil for none.
+func (l *Ledger) find(ctx context.Context) (*stored, error) {
+	c, pr := l.client, l.pr
+	var unsealed *stored
 	client, owner, repo := c.REST()
 	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
 	for page := 0; page < 50; page++ {
@@ -130,23 +202,114 @@ func LoadLedger(ctx context.Context, c *ghreport.Client, pr int) (*Ledger, error
 			if !ours {
 				continue
 			}
-			m := ledgerRE.FindStringSubmatch(ic.GetBody())
-			if m == nil {
-				continue
+			s, ok := l.parse(ic.GetID(), ic.GetHTMLURL(), ic.GetBody())
+			switch {
+			case !ok:
+			case s.sealed:
+				return s, nil
+			case unsealed == nil:
+				unsealed = s
 			}
-			st, err := decodeState(m[1])
-			if err != nil {
-				continue // not a state warden wrote; a later one may be
-			}
-			l.id, l.url, l.state, l.body = ic.GetID(), ic.GetHTMLURL(), st, ic.GetBody()
-			return l, nil
 		}
 		if resp.NextPage == 0 {
 			break
 		}
 		opts.Page = resp.NextPage
 	}
-	return l, nil
+	return unsealed, nil
+}
+
+// reread reads the ledger's comment as GitHub has it now; nil when it is
+// gone or no longer ends with a ledger.
+func (l *Ledger) reread(ctx context.Context) (*stored, error) {
+	client, owner, repo := l.client.REST()
+	// GitHub API docs: https://docs.github.com/rest/issues/comments#get-an-issue-comment
+	ic, _, err := client.Issues.GetComment(ctx, owner, repo, l.id)
+	if err != nil {
+		return nil, l.client.Fail(fmt.Sprintf("read warden's findings comment %d", l.id), false, err)
+	}
+	s, ok := l.parse(ic.GetID(), ic.GetHTMLURL(), ic.GetBody())
+	if !ok {
+		return nil, nil
+	}
+	return s, nil
+}
+
+// merge takes into the ledger what another run saved in s: the entries it
+// added and the dismissals it confirmed (a dismissal is never undone);
+// for an entry both hold, this run's state stands otherwise. With a state
+// key only a sealed state is merged.
+func (l *Ledger) merge(s *stored) {
+	if !l.mergeable(s) {
+		return
+	}
+	type key struct {
+		fp string
+		n  int
+	}
+	at := map[key]int{}
+	for i, e := range l.state.Entries {
+		at[key{e.FP, e.N}] = i
+	}
+	for _, e := range s.state.Entries {
+		i, ok := at[key{e.FP, e.N}]
+		switch {
+		case !ok:
+			at[key{e.FP, e.N}] = len(l.state.Entries)
+			l.state.Entries = append(l.state.Entries, e)
+		case e.State == EntryDismissed && l.state.Entries[i].State != EntryDismissed:
+			l.state.Entries[i] = e
+		}
+	}
+	known := map[string]bool{}
+	for _, fp := range l.state.Known {
+		known[fp] = true
+	}
+	for _, fp := range s.state.Known {
+		if !known[fp] {
+			known[fp] = true
+			l.state.Known = append(l.state.Known, fp)
+		}
+	}
+	if l.state.Head == "" {
+		l.state.Head = s.state.Head
+	}
+	l.bound()
+}
+
+// mergeable reports whether s is a state merge may take from.
+func (l *Ledger) mergeable(s *stored) bool {
+	return s != nil && (s.sealed || !l.client.Sealing())
+}
+
+// missing reports whether s lacks one of the ledger's dismissals or
+// entries: another run's write took it away.
+func (l *Ledger) missing(s *stored) bool {
+	if !l.mergeable(s) {
+		return true
+	}
+	type key struct {
+		fp string
+		n  int
+	}
+	have := map[key]string{}
+	for _, e := range s.state.Entries {
+		have[key{e.FP, e.N}] = e.State
+	}
+	known := map[string]bool{}
+	for _, fp := range s.state.Known {
+		known[fp] = true
+	}
+	for _, e := range l.state.Entries {
+		st, ok := have[key{e.FP, e.N}]
+		switch {
+		case !ok && !known[e.FP]:
+			return true
+		case e.State == EntryDismissed && ok && st != EntryDismissed:
+			return true
+		}
+	}
+	return false
 }
 
 func decodeState(s string) (ledgerState, error) {
@@ -193,9 +356,14 @@ func (l *Ledger) Posted() map[string]int {
 	return out
 }
 
-// Suppressed are the dismissed entries' fingerprints, with why.
+// Suppressed are the dismissed entries' fingerprints, with why. A ledger
+// without a state key suppresses nothing: its record is not sealed, and
+// anyone posting as warden's login could have written it.
 func (l *Ledger) Suppressed() map[string]string {
 	out := map[string]string{}
+	if !l.client.Sealing() {
+		return out
+	}
 	for _, e := range l.state.Entries {
 		if e.State == EntryDismissed {
 			out[e.FP] = ghreport.SuppressedCommand
@@ -325,7 +493,11 @@ func (l *Ledger) Overflow(head string) func(ctx context.Context, fs []review.Fin
 
 // Save writes the ledger at head: it creates the comment when there is
 // none and the ledger has entries, edits it when its text changed, and
-// does nothing otherwise.
+// does nothing otherwise. It merges what other runs saved meanwhile (the
+// package comment): it reads the comment (or, for a ledger that had none,
+// looks for one another run created) before writing, and after writing
+// reads it again and merges and writes once more while one of this
+// ledger's entries or dismissals is missing there.
 func (l *Ledger) Save(ctx context.Context, head string) error {
 	if len(l.state.Entries) == 0 && l.id == 0 {
 		return nil
@@ -333,6 +505,38 @@ func (l *Ledger) Save(ctx context.Context, head string) error {
 	if head != "" {
 		l.state.Head = head
 	}
+	for round := 0; ; round++ {
+		var now *stored
+		var err error
+		if l.id == 0 {
+			now, err = l.find(ctx)
+			if now != nil {
+				l.id, l.url, l.body = now.id, now.url, now.body
+			}
+		} else {
+			now, err = l.reread(ctx)
+		}
+		if err != nil {
+			return err
+		}
+		if round > 0 && !l.missing(now) {
+			return nil
+		}
+		if round == saveRounds {
+			return fmt.Errorf("save warden's findings comment %d: other runs kept writing it; tried %d times", l.id, saveRounds)
+		}
+		l.merge(now)
+		if now != nil {
+			l.body = now.body
+		}
+		if err := l.write(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// write writes the ledger's comment once, when its text changed.
+func (l *Ledger) write(ctx context.Context) error {
 	body := l.render()
 	if body == l.body {
 		return nil
@@ -382,7 +586,7 @@ func (l *Ledger) render() string {
 	}
 	cell := func(s string) string { return strings.ReplaceAll(report.Neutralize(s, l.repoURL), "|", `\|`) }
 	for i, e := range open {
-		row := fmt.Sprintf("| `%s` | %s | %s | %s |\n", e.ID(), e.Severity, report.InlineCode(where(e)), cell(e.Title))
+		row := fmt.Sprintf("| `%s` | %s | %s | %s |\n", e.ID(), e.Severity, strings.ReplaceAll(report.InlineCode(where(e)), "|", `\|`), cell(e.Title))
 		if b.Len()+len(row) > budget {
 			fmt.Fprintf(&b, "\n…and %s more, all in the check run's annotations and the report.\n", review.Counted(len(open)-i, "finding", "findings"))
 			break
@@ -413,7 +617,7 @@ func (l *Ledger) render() string {
 		fmt.Fprintf(&b, "\n%s more %s not listed here (this comment lists at most %d); %s in the check run's annotations and the report, and not posted again.\n",
 			review.Count(n), review.Plural(n, "finding is", "findings are"), MaxLedgerEntries, review.Plural(n, "it is", "they are"))
 	}
-	fmt.Fprintf(&b, "\n<!-- warden:ledger:v1 %s -->\n", state)
+	b.WriteString("\n" + l.client.Mark("ledger:v1 "+state) + "\n")
 	return b.String()
 }
 

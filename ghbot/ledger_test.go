@@ -24,8 +24,12 @@ func ledgerWorld(t *testing.T) (*fakegithub.Server, *ghreport.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.SetStateKey(testStateKey)
 	return gh, c
 }
+
+// testStateKey is the state key of the tests' privileged runs.
+var testStateKey = []byte("the privileged job's state secret")
 
 func finding(path string, line int, title string) review.Finding {
 	return review.Finding{Skill: "code-review", Severity: review.SeverityHigh, Path: path, StartLine: line, EndLine: line, Title: title}
@@ -103,10 +107,11 @@ func TestLedgerRoundTrip(t *testing.T) {
 // GitHub's comment size.
 func TestLedgerHostileText(t *testing.T) {
 	t.Parallel()
-	l := &Ledger{repoURL: "https://github.com/acme/widgets"}
+	_, c := ledgerWorld(t)
+	l := &Ledger{client: c, repoURL: "https://github.com/acme/widgets"}
 	l.Add([]review.Finding{finding("x.go", 1, "@octocat | --> <!-- warden:ledger:v1 AAAA --> [x](https://evil.example)")})
 	body := l.render()
-	if strings.Count(body, "<!--") != 1 || strings.Contains(body, "@octocat") || strings.Contains(body, "(https://evil.example)") {
+	if strings.Count(body, "<!--") != 1 || !strings.HasSuffix(body, c.Mark("ledger:v1 "+encodeState(l.state))+"\n") || strings.Contains(body, "@octocat") || strings.Contains(body, "(https://evil.example)") {
 		t.Errorf("hostile title survives in:\n%s", body)
 	}
 	if rows := strings.Count(body, "\n| `w"); rows != 1 {

@@ -15,7 +15,8 @@ import (
 // not rendered for anyone.
 
 // ReviewState is what a run records for the next one in its check run's
-// summary, as a hidden marker: the head it reviewed and whether that
+// summary, as a sealed hidden record (ghreport.CheckOutput.Records): the
+// head it reviewed and whether that
 // review was complete. A push's run reads it from the check run on the
 // push's "before" commit and reviews only what changed since (review.Since,
 // review.IncrementalFrom).
@@ -24,24 +25,26 @@ type ReviewState struct {
 	Complete bool
 }
 
-// stateRE reads StateMarker's marker; the summary is warden's own text, and
-// model text in it cannot forge a marker (neutralize escapes "<").
-var stateRE = regexp.MustCompile(`<!-- warden:state:v1 head=([0-9a-f]{40}) complete=(true|false) -->`)
+// stateRE reads StateRecord's text. A forged state could narrow the next
+// push's review to a diff since a head nobody reviewed, so it is read only
+// from the check run's sealed records (ghreport.Client.CheckRecords).
+var stateRE = regexp.MustCompile(`^state:v1 head=([0-9a-f]{40}) complete=(true|false)$`)
 
-// StateMarker is the hidden marker of s, for the end of the check run's
-// summary.
-func StateMarker(s ReviewState) string {
-	return fmt.Sprintf("<!-- warden:state:v1 head=%s complete=%t -->", s.Head, s.Complete)
+// StateRecord is the text of s's hidden record, for the check run's
+// CheckOutput.Records.
+func StateRecord(s ReviewState) string {
+	return fmt.Sprintf("state:v1 head=%s complete=%t", s.Head, s.Complete)
 }
 
-// ParseState reads the last state marker in text.
-func ParseState(text string) (ReviewState, bool) {
-	ms := stateRE.FindAllStringSubmatch(text, -1)
-	if len(ms) == 0 {
-		return ReviewState{}, false
+// ParseState reads the last state record among records (texts of sealed
+// records, ghreport.Client.CheckRecords).
+func ParseState(records []string) (ReviewState, bool) {
+	for i := len(records) - 1; i >= 0; i-- {
+		if m := stateRE.FindStringSubmatch(records[i]); m != nil {
+			return ReviewState{Head: m[1], Complete: m[2] == "true"}, true
+		}
 	}
-	m := ms[len(ms)-1]
-	return ReviewState{Head: m[1], Complete: m[2] == "true"}, true
+	return ReviewState{}, false
 }
 
 // LastReviewState reads the state recorded by the newest completed check
@@ -64,7 +67,7 @@ func LastReviewState(ctx context.Context, c *ghreport.Client, name, sha, app str
 		if by := run.GetApp().GetSlug(); by != "" && by != "github-actions" && by != app {
 			continue
 		}
-		if st, found := ParseState(run.GetOutput().GetSummary()); found {
+		if st, found := ParseState(c.CheckRecords(run.GetOutput().GetSummary())); found {
 			return st, true, nil
 		}
 	}

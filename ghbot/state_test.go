@@ -12,19 +12,18 @@ func TestParseState(t *testing.T) {
 	t.Parallel()
 	head := strings.Repeat("ab", 20)
 	for _, tt := range []struct {
-		text string
-		want ReviewState
-		ok   bool
+		records []string
+		want    ReviewState
+		ok      bool
 	}{
-		{"Complete\n" + StateMarker(ReviewState{Head: head, Complete: true}), ReviewState{head, true}, true},
-		{StateMarker(ReviewState{Head: head}) + "\n" + StateMarker(ReviewState{Head: head, Complete: true}), ReviewState{head, true}, true},
-		{"<!-- warden:state:v1 head=abc complete=true -->", ReviewState{}, false},
-		{"&lt;!-- warden:state:v1 head=" + head + " complete=true --&gt;", ReviewState{}, false},
-		{"", ReviewState{}, false},
+		{[]string{StateRecord(ReviewState{Head: head, Complete: true})}, ReviewState{head, true}, true},
+		{[]string{StateRecord(ReviewState{Head: head}), ghreport.AcceptableRecord, StateRecord(ReviewState{Head: head, Complete: true})}, ReviewState{head, true}, true},
+		{[]string{"state:v1 head=abc complete=true"}, ReviewState{}, false},
+		{nil, ReviewState{}, false},
 	} {
-		got, ok := ParseState(tt.text)
+		got, ok := ParseState(tt.records)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("ParseState(%q) = %+v, %v; want %+v, %v", tt.text, got, ok, tt.want, tt.ok)
+			t.Errorf("ParseState(%q) = %+v, %v; want %+v, %v", tt.records, got, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -42,6 +41,7 @@ func TestLastReviewState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		c.SetStateKey([]byte("the privileged job's state secret"))
 		return c
 	}
 	c := client(fakegithub.DefaultToken)
@@ -57,7 +57,7 @@ func TestLastReviewState(t *testing.T) {
 		t.Errorf("an in-progress run gave a state")
 	}
 	want := ReviewState{Head: testHead, Complete: true}
-	if err := c.CompleteCheckRun(ctx, id, ghreport.CheckOutput{Conclusion: "success", Title: "Complete", Summary: "**warden**: complete\n\n" + StateMarker(want)}); err != nil {
+	if err := c.CompleteCheckRun(ctx, id, ghreport.CheckOutput{Conclusion: "success", Title: "Complete", Summary: "**warden**: complete", Records: []string{StateRecord(want)}}); err != nil {
 		t.Fatal(err)
 	}
 	got, ok, err := LastReviewState(ctx, c, "warden", testHead, "")
@@ -75,11 +75,20 @@ func TestLastReviewState(t *testing.T) {
 	other := strings.Repeat("3", 40)
 	app := client(fakegithub.AppToken)
 	id, _ = app.CreateCheckRun(ctx, "warden", other)
-	app.CompleteCheckRun(ctx, id, ghreport.CheckOutput{Conclusion: "success", Title: "Complete", Summary: StateMarker(ReviewState{Head: other, Complete: true})})
+	app.CompleteCheckRun(ctx, id, ghreport.CheckOutput{Conclusion: "success", Title: "Complete", Records: []string{StateRecord(ReviewState{Head: other, Complete: true})}})
 	if _, ok, _ := LastReviewState(ctx, c, "warden", other, ""); ok {
 		t.Errorf("another app's check run gave a state to GitHub Actions' token")
 	}
 	if _, ok, _ := LastReviewState(ctx, app, "warden", other, fakegithub.AppSlug); !ok {
 		t.Errorf("the app's own check run gave no state to the app")
+	}
+	// The record's text without its seal (another workflow's check run
+	// summary, or a seal under another key) gives no state.
+	forged := strings.Repeat("4", 40)
+	id, _ = c.CreateCheckRun(ctx, "warden", forged)
+	c.CompleteCheckRun(ctx, id, ghreport.CheckOutput{Conclusion: "success", Title: "Complete",
+		Summary: "<!-- warden:" + StateRecord(ReviewState{Head: forged, Complete: true}) + " -->"})
+	if _, ok, _ := LastReviewState(ctx, c, "warden", forged, ""); ok {
+		t.Errorf("an unsealed state record gave a state")
 	}
 }

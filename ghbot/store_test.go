@@ -253,22 +253,30 @@ func TestParseButtonPress(t *testing.T) {
 	}
 }
 
-// TestHandledOnlyByOwnReaction: a command is taken up once, marked by a 👀
-// from warden's own login; the same reaction from the commenter or from
-// another app on the repository does not make warden skip it.
-func TestHandledOnlyByOwnReaction(t *testing.T) {
+// TestHandledOnlyBySealedRecord: a command is taken up once, marked by
+// warden's sealed record in a reply of its own; a 👀 from anyone (every
+// workflow using GITHUB_TOKEN reacts as warden's login), another account's
+// copy of the record, or warden's login writing it unsealed does not make
+// warden skip it.
+func TestHandledOnlyBySealedRecord(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
+	w.client.SetStateKey([]byte("the privileged job's state secret"))
 	w.gh.AddPullRequest(fakegithub.PullRequest{Number: 7, HeadSHA: "h1", BaseSHA: "b"})
 	id := w.gh.AddReviewComment(7, fakegithub.ReviewComment{User: "mallory", Body: "/warden dismiss"})
 	s := &Store{Client: w.client}
-	w.gh.AddReaction(fakegithub.OnReviewComment, id, fakegithub.Reaction{Content: "eyes", User: "mallory"})
-	w.gh.AddReaction(fakegithub.OnReviewComment, id, fakegithub.Reaction{Content: "eyes", User: "other-app[bot]"})
-	if done, err := s.Handled(context.Background(), id); err != nil || done {
-		t.Fatalf("Handled with 👀 from the commenter and another app = %v, %v; want false", done, err)
-	}
+	sealed := "warden: taking up the command.\n\n" + w.client.Mark(TakenRecord(id))
 	w.gh.AddReaction(fakegithub.OnReviewComment, id, fakegithub.Reaction{Content: "eyes", User: ghreport.DefaultTokenLogin})
-	if done, err := s.Handled(context.Background(), id); err != nil || !done {
-		t.Fatalf("Handled with 👀 from %s = %v, %v; want true", ghreport.DefaultTokenLogin, done, err)
+	w.gh.AddReviewComment(7, fakegithub.ReviewComment{User: "mallory", Body: sealed, InReplyTo: id})
+	w.gh.AddReviewComment(7, fakegithub.ReviewComment{User: ghreport.DefaultTokenLogin, Body: "<!-- warden:" + TakenRecord(id) + " -->", InReplyTo: id})
+	if done, err := s.Handled(context.Background(), 7, id); err != nil || done {
+		t.Fatalf("Handled with warden's 👀, a copied record and an unsealed one = %v, %v; want false", done, err)
+	}
+	w.gh.AddReviewComment(7, fakegithub.ReviewComment{User: ghreport.DefaultTokenLogin, Body: sealed, InReplyTo: id})
+	if done, err := s.Handled(context.Background(), 7, id); err != nil || !done {
+		t.Fatalf("Handled with warden's sealed record = %v, %v; want true", done, err)
+	}
+	if done, err := s.Handled(context.Background(), 7, id+1000); err != nil || done {
+		t.Fatalf("Handled of another comment = %v, %v; want false", done, err)
 	}
 }

@@ -121,6 +121,10 @@ func Neutralize(s, repoURL string) string {
 // InlineCode wraps s in a code span whose backtick run is longer than any
 // inside it.
 func InlineCode(s string) string {
+	// An HTML comment's opening inside a code span is still in the text
+	// GitHub stores: broken with a zero-width space, it can never read as
+	// one of warden's hidden records (a file may be named "<!-- ... -->.go").
+	s = strings.ReplaceAll(s, "<!--", "<\u200b!--")
 	n := longestRun(s, '`') + 1
 	ticks := strings.Repeat("`", n)
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {

@@ -10,7 +10,7 @@ import (
 // heldVariables hold tokens warden may have besides the configuration's
 // model keys: the Action's token and results-cache secret, and the token
 // in GITHUB_TOKEN a workflow may set.
-var heldVariables = []string{"INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "INPUT_RESULTS_CACHE_SECRET"}
+var heldVariables = []string{"INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "INPUT_RESULTS_CACHE_SECRET", "INPUT_STATE_SECRET"}
 
 // held are the tokens of the process that no request to a model may carry
 // (the configuration adds its route keys): heldVariables, and the values

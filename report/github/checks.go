@@ -56,6 +56,12 @@ type CheckOutput struct {
 	// Actions are the check run's buttons (requested actions): a press
 	// sends a check_run requested_action event with the identifier.
 	Actions []CheckAction
+	// Records are the texts of hidden records for later runs (the review's
+	// state, AcceptableRecord, an acceptance): CompleteCheckRun seals each
+	// (Client.Mark) and writes it on a line of its own at the very end of
+	// the summary, after the summary is cut to size, where CheckRecords
+	// reads them.
+	Records []string
 }
 
 // CheckAction is a requested action: "label" at most 20 characters,
@@ -123,8 +129,15 @@ func (c *Client) CompleteCheckRun(ctx context.Context, id int64, out CheckOutput
 	if title == "" {
 		title = out.Conclusion
 	}
-	summary := clipText(out.Summary, MaxOutputText,
+	summary := clipText(stripRecords(out.Summary), MaxOutputText-recordsLen(out.Records),
 		"\n\n_(summary cut: GitHub allows at most 65,535 characters)_\n")
+	if len(out.Records) > 0 {
+		summary = strings.TrimRight(summary, "\n") + "\n"
+		for _, r := range out.Records {
+			summary += "\n" + c.Mark(r)
+		}
+		summary += "\n"
+	}
 	anns := annotations(out.Annotations, c.repoURL())
 	if n := len(out.Annotations) - len(anns); n > 0 {
 		c.log.Warn("findings without a path are not annotated", "count", n)

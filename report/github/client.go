@@ -95,6 +95,8 @@ type Client struct {
 
 	identityMu sync.Mutex
 	login      string // Identity's answer, or Config.Login
+
+	stateKey []byte // seals hidden records (SetStateKey); nil: none
 }
 
 // ErrNoWriteAccess reports a write that GitHub refused with 403 for a reason

@@ -378,7 +378,7 @@ func SkippedOutput(why, summary string) CheckOutput {
 // it offers the way out and may be accepted (IncompleteNote).
 func NotReviewedOutput(incomplete, why, summary string) CheckOutput {
 	c := incompleteOr(incomplete)
-	return CheckOutput{Conclusion: c, Title: "Not reviewed: " + why, Summary: IncompleteNote(c) + "\n\n" + summary + "\n" + acceptableMarker + "\n"}
+	return CheckOutput{Conclusion: c, Title: "Not reviewed: " + why, Summary: IncompleteNote(c) + "\n\n" + summary, Records: []string{AcceptableRecord}}
 }
 
 // Acceptable reports whether the check run of r fails required checks only
@@ -389,17 +389,25 @@ func Acceptable(r *review.Report, failOn review.Severity, cancelled bool) bool {
 	return r != nil && !cancelled && r.Outcome != review.OutcomeDryRun && !r.Complete() && !r.Blocks(failOn)
 }
 
-// IsAcceptable reports whether a check run's summary marks it acceptable
-// (Acceptable, NotReviewedOutput) and not yet accepted.
-func IsAcceptable(summary string) bool {
-	_, _, accepted := Accepted(summary)
-	return strings.Contains(summary, acceptableMarker) && !accepted
+// IsAcceptable reports whether check run run is one /warden accept may
+// accept: warden's (the app it acts as, or GitHub Actions'), completed
+// with the sealed AcceptableRecord among the records that end its summary
+// (CheckRecords), and not accepted yet. Nothing in the summary's text
+// counts: a file named after the record puts its text there, not its seal.
+func (c *Client) IsAcceptable(run CheckRunInfo, app string) bool {
+	if run.App != "" && run.App != "github-actions" && run.App != app {
+		return false
+	}
+	recs := c.CheckRecords(run.Summary)
+	if _, _, accepted := acceptedIn(recs); accepted {
+		return false
+	}
+	return slices.Contains(recs, AcceptableRecord)
 }
 
-// acceptableMarker marks, at the end of its summary, a check run that
-// /warden accept may accept (Acceptable, NotReviewedOutput). Model text in
-// a summary cannot forge it: neutralize escapes "<".
-const acceptableMarker = "<!-- warden:acceptable:v1 -->"
+// AcceptableRecord is the hidden record (CheckOutput.Records) of a check
+// run that /warden accept may accept (Acceptable, NotReviewedOutput).
+const AcceptableRecord = "acceptable:v1"
 
 // IncompleteNote opens the summary of an incomplete review's check run: it
 // says whether the conclusion passes required checks and, when it does
@@ -426,60 +434,103 @@ type Acceptance struct {
 }
 
 // acceptedRE reads AcceptedOutput's record.
-var acceptedRE = regexp.MustCompile(`<!-- warden:accepted:v1 by=([A-Za-z0-9\[\]-]+) commit=([0-9a-f]{40}) -->`)
+var acceptedRE = regexp.MustCompile(`^accepted:v1 by=([A-Za-z0-9\[\]-]+) commit=([0-9a-f]{40})$`)
 
-// Accepted reads the acceptance recorded in a check run's summary: who
-// accepted which commit. ok is false when there is none.
-func Accepted(summary string) (by, commit string, ok bool) {
-	m := acceptedRE.FindStringSubmatch(summary)
-	if m == nil {
-		return "", "", false
+// Accepted reads the acceptance recorded in a check run's summary (its
+// sealed records): who accepted which commit. ok is false when there is
+// none.
+func (c *Client) Accepted(summary string) (by, commit string, ok bool) {
+	return acceptedIn(c.CheckRecords(summary))
+}
+
+func acceptedIn(records []string) (by, commit string, ok bool) {
+	for _, r := range records {
+		if m := acceptedRE.FindStringSubmatch(r); m != nil {
+			return m[1], m[2], true
+		}
 	}
-	return m[1], m[2], true
+	return "", "", false
 }
 
 // AcceptedOutput is the check run of an incomplete review a maintainer
 // accepted: neutral, which passes required checks and is not a success;
 // the title says who accepted what; the summary records who, which
-// commit, when and why, above what the review said (less the mark that
-// made it acceptable: it is accepted once). Annotations are GitHub's to
-// keep.
-func AcceptedOutput(title, summary string, a Acceptance) CheckOutput {
+// commit, when and why, above what the review said. Its sealed records
+// are kept (the state the next push reads) less AcceptableRecord (it is
+// accepted once), and the acceptance's own is added. Annotations are
+// GitHub's to keep.
+func (c *Client) AcceptedOutput(title, summary string, a Acceptance) CheckOutput {
 	reason := "no reason given"
 	if a.Reason != "" {
 		reason = "“" + report.Neutralize(report.OneLine(a.Reason), "") + "”"
 	}
 	record := fmt.Sprintf("## warden: accepted by @%s\n\n**@%s accepted this incomplete review** of commit `%s` on %s: %s. "+
 		"What the review did not cover stays unreviewed; this acceptance only lets the check pass required checks. "+
-		"It holds for this commit only: a new push is reviewed afresh.\n\n%s\n\n---\n\n",
-		a.By, a.By, a.Commit, a.At.UTC().Format("2006-01-02 15:04 MST"), reason,
-		fmt.Sprintf("<!-- warden:accepted:v1 by=%s commit=%s -->", a.By, a.Commit))
-	rest := strings.ReplaceAll(summary, acceptableMarker, "")
+		"It holds for this commit only: a new push is reviewed afresh.\n\n---\n\n",
+		a.By, a.By, a.Commit, a.At.UTC().Format("2006-01-02 15:04 MST"), reason)
+	records := slices.DeleteFunc(c.CheckRecords(summary), func(r string) bool { return r == AcceptableRecord })
+	records = append(records, fmt.Sprintf("accepted:v1 by=%s commit=%s", a.By, a.Commit))
+	rest := stripRecords(summary)
 	if strings.HasPrefix(rest, incompleteNotePrefix) { // it passes now
 		if _, after, ok := strings.Cut(rest, "\n\n"); ok {
 			rest = after
 		}
 	}
-	// Keep warden's hidden records (the state the next push reads, ...)
-	// whatever the cut: they move to the end.
-	var kept strings.Builder
-	for _, m := range hiddenRecordRE.FindAllString(rest, -1) {
-		kept.WriteString("\n" + m + "\n")
-	}
-	rest = hiddenRecordRE.ReplaceAllString(rest, "")
 	rest = strings.TrimRight(rest, "\n") + "\n"
-	rest = clipText(rest, MaxOutputText-len(record)-kept.Len(), "\n\n_(the review's summary was cut to fit)_\n")
+	rest = clipText(rest, MaxOutputText-len(record)-recordsLen(records), "\n\n_(the review's summary was cut to fit)_\n")
 	return CheckOutput{
 		Conclusion: ConclusionNeutral,
 		Title:      clipTitle("Accepted by @" + a.By + ": " + strings.TrimPrefix(title, "Stale: ")),
-		Summary:    record + rest + kept.String(),
+		Summary:    record + rest,
+		Records:    records,
 	}
 }
 
-// hiddenRecordRE finds the hidden records warden writes on a line of their
-// own in a check run's summary ("<!-- warden:state:v1 ... -->"). Model
-// text cannot forge one (neutralize escapes "<").
-var hiddenRecordRE = regexp.MustCompile(`(?m)^<!-- warden:[a-z]+:v[0-9]+[^<>\n]*-->$`)
+// CheckRecords are the texts of the sealed records that end a check run's
+// summary (CompleteCheckRun writes CheckOutput.Records there, one a line,
+// after everything else). A record anywhere above them, or one whose seal
+// does not hold, is text.
+func (c *Client) CheckRecords(summary string) []string {
+	lines := strings.Split(strings.TrimRight(summary, "\n"), "\n")
+	var out []string
+	for i := len(lines) - 1; i >= 0; i-- {
+		rec, ok := c.LastRecord(lines[i])
+		if !ok {
+			break
+		}
+		if rec.Sealed {
+			out = append(out, rec.Text)
+		}
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// stripRecords is summary less the records that end it.
+func stripRecords(summary string) string {
+	lines := strings.Split(strings.TrimRight(summary, "\n"), "\n")
+	n := len(lines)
+	for len(lines) > 0 {
+		m := recordRE.FindString(lines[len(lines)-1])
+		if m == "" || m != lines[len(lines)-1] {
+			break
+		}
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) == n {
+		return summary
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// recordsLen is what records take at the end of a summary, sealed.
+func recordsLen(records []string) int {
+	n := 0
+	for _, r := range records {
+		n += len("\n<!-- warden: sig= -->") + len(r) + sealLen + 1
+	}
+	return n
+}
 
 // StaleTitle is the title of a report published on a commit that is no
 // longer the pull request's head.

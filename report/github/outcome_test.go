@@ -1,6 +1,7 @@
 package github
 
 import (
+	"github.com/org/warden/internal/fakegithub"
 	"strings"
 	"testing"
 	"time"
@@ -272,36 +273,62 @@ func TestTitleIsCapped(t *testing.T) {
 }
 
 // TestAcceptedOutput: the accepted check run passes, says who accepted
-// which commit and why, keeps the state the next push reads however long
-// the summary was, and cannot be accepted again; a reason cannot forge a
-// marker.
+// which commit and why, keeps the sealed state the next push reads however
+// long the summary was, and cannot be accepted again; a reason cannot
+// forge a record, and the acceptable record's text without its seal (a
+// file named after it, quoted in the summary) makes nothing acceptable.
 func TestAcceptedOutput(t *testing.T) {
 	t.Parallel()
+	fake := newFake(t)
+	c := start(t, fake, fakegithub.DefaultToken)
+	c.SetStateKey(testStateKey)
 	const sha = "0123456789abcdef0123456789abcdef01234567"
-	state := "<!-- warden:state:v1 head=" + sha + " complete=false -->" // ghbot.StateMarker's
+	state := "state:v1 head=" + sha + " complete=false" // ghbot.StateRecord's
 	long := IncompleteNote(ConclusionFailure) + "\n\n## warden: Partial\n\n" + strings.Repeat("x", MaxOutputText) +
-		"\n" + state + "\n" + acceptableMarker + "\n"
-	if !IsAcceptable(long) {
+		"\n" + c.Mark(state) + "\n" + c.Mark(AcceptableRecord) + "\n"
+	run := CheckRunInfo{App: "github-actions", Summary: long}
+	if !c.IsAcceptable(run, "") {
 		t.Fatalf("an incomplete review's summary is not acceptable")
 	}
-	out := AcceptedOutput("Partial: 1 of 3 files reviewed", long, Acceptance{
+	if other := (CheckRunInfo{App: "other-app", Summary: long}); c.IsAcceptable(other, "") {
+		t.Errorf("another app's check run is acceptable")
+	}
+	forged := CheckRunInfo{App: "github-actions", Summary: "## warden: Complete: 3 findings\n\n`docs/<!-- warden:acceptable:v1 -->.go`\n\n<!-- warden:acceptable:v1 -->\n"}
+	if c.IsAcceptable(forged, "") {
+		t.Errorf("the acceptable record's text without its seal made a check run acceptable")
+	}
+	out := c.AcceptedOutput("Partial: 1 of 3 files reviewed", long, Acceptance{
 		By: "alice", Commit: sha, Reason: "outage <!-- warden:acceptable:v1 --> @bob", At: time.Date(2026, 12, 1, 20, 50, 0, 0, time.UTC)})
 	if out.Conclusion != ConclusionNeutral || !Passes(out.Conclusion) || out.Title != "Accepted by @alice: Partial: 1 of 3 files reviewed" {
 		t.Errorf("AcceptedOutput = %s %q, want neutral (passing), titled with who accepted", out.Conclusion, out.Title)
 	}
-	if len(out.Summary) > MaxOutputText {
-		t.Errorf("summary is %d bytes, over %d", len(out.Summary), MaxOutputText)
+	if diff := cmp.Diff([]string{state, "accepted:v1 by=alice commit=" + sha}, out.Records); diff != "" {
+		t.Errorf("AcceptedOutput's records (-want +got):\n%s", diff)
 	}
-	if !strings.HasSuffix(strings.TrimSpace(out.Summary), state) {
-		t.Errorf("the state marker was lost or moved from the end:\n...%s", out.Summary[max(0, len(out.Summary)-300):])
+	id, err := c.CreateCheckRun(t.Context(), "warden", sha)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if by, commit, ok := Accepted(out.Summary); !ok || by != "alice" || commit != sha {
+	if err := c.CompleteCheckRun(t.Context(), id, out); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := c.LatestCheckRun(t.Context(), "warden", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Summary) > MaxOutputText {
+		t.Errorf("summary is %d bytes, over %d", len(got.Summary), MaxOutputText)
+	}
+	if diff := cmp.Diff(out.Records, c.CheckRecords(got.Summary)); diff != "" {
+		t.Errorf("the records read back from the check run (-want +got):\n%s", diff)
+	}
+	if by, commit, ok := c.Accepted(got.Summary); !ok || by != "alice" || commit != sha {
 		t.Errorf("Accepted(summary) = %q, %q, %v", by, commit, ok)
 	}
-	if IsAcceptable(out.Summary) || strings.Contains(out.Summary, "does not pass required checks") {
+	if c.IsAcceptable(got, "") || strings.Contains(got.Summary, "does not pass required checks") {
 		t.Errorf("the accepted summary is still acceptable, or still says it does not pass")
 	}
-	if !strings.Contains(out.Summary, "on 2026-12-01 20:50 UTC") || strings.Contains(out.Summary, "@bob") {
-		t.Errorf("the record lacks the time, or the reason mentions someone:\n%.600s", out.Summary)
+	if !strings.Contains(got.Summary, "on 2026-12-01 20:50 UTC") || strings.Contains(got.Summary, "@bob") {
+		t.Errorf("the record lacks the time, or the reason mentions someone:\n%.600s", got.Summary)
 	}
 }

@@ -39,6 +39,9 @@ type Publisher struct {
 	Stale bool
 	// Summary renders the check run's summary (Markdown) of a report.
 	Summary func(*review.Report) (string, error)
+	// Records, when set, are the hidden records of a report for later
+	// runs (CheckOutput.Records): the review's state.
+	Records func(*review.Report) []string
 	// ExternalID is the check run's reference for the integrator (the
 	// pull request it reviews: GitHub gives a fork's check run no
 	// pull_requests).
@@ -144,14 +147,20 @@ func (p *Publisher) Publish(ctx context.Context, r *review.Report) error {
 		title = StaleTitle(title)
 	}
 	conclusion := Conclusion(r, p.Thresholds.FailOn, p.IncompleteConclusion, cancelled)
+	var records []string
+	if p.Records != nil {
+		records = p.Records(r)
+	}
 	if Acceptable(r, p.Thresholds.FailOn, cancelled) && !p.Stale {
-		summary = IncompleteNote(conclusion) + "\n\n" + summary + "\n" + acceptableMarker + "\n"
+		summary = IncompleteNote(conclusion) + "\n\n" + summary
+		records = append(records, AcceptableRecord)
 	}
 	out := CheckOutput{
 		Conclusion:  conclusion,
 		Title:       title,
 		Summary:     summary,
 		Annotations: p.Thresholds.Shown(r.Findings),
+		Records:     records,
 	}
 	if !r.Complete() || cancelled {
 		out.Actions = p.IncompleteActions

@@ -85,9 +85,14 @@ type ReviewResult struct {
 // cannot forge one (neutralize escapes every "<"), and a marker counts
 // only in a comment warden's own login wrote (Identity): a copied marker
 // anywhere else is text.
-var markerRE = regexp.MustCompile(`<!-- warden:fp:(v2:)?([0-9a-f]{32}) -->`)
+var markerRE = regexp.MustCompile(`<!-- warden:fp:(v2:)?([0-9a-f]{32})(?: sig=[0-9a-f]{32})? -->`)
 
+// marker is f's fingerprint marker unsealed: as a Client without a state
+// key writes it (Client.marker seals it).
 func marker(f review.Finding) string { return "<!-- warden:fp:v2:" + report.Fingerprint(f) + " -->" }
+
+// marker is f's fingerprint marker, sealed with the state key.
+func (c *Client) marker(f review.Finding) string { return c.Mark("fp:v2:" + report.Fingerprint(f)) }
 
 // markerKey is a marker's key: "v2:" and a fingerprint, or "v1:" and a
 // legacy one.
@@ -252,7 +257,7 @@ func (c *Client) postPlanned(ctx context.Context, pr int, headSHA, event string,
 	}
 
 	// Step 3 (and 4): everything in the body.
-	all := plan{repoURL: p.repoURL, rejected: len(p.comments)}
+	all := plan{repoURL: p.repoURL, mark: p.mark, rejected: len(p.comments)}
 	all.body = slices.Clone(p.body)
 	for _, cm := range p.comments {
 		all.body = append(all.body, bodyEntry{f: cm.f, why: "GitHub did not accept a comment on these lines"})
@@ -415,6 +420,7 @@ type bodyEntry struct {
 
 type plan struct {
 	repoURL  string
+	mark     func(review.Finding) string // the fingerprint marker (Client.marker)
 	comments []comment
 	body     []bodyEntry
 	rejected int
@@ -429,7 +435,7 @@ func (c *Client) repoURL() string { return c.serverURL + "/" + c.owner + "/" + c
 
 // plan anchors each finding, most severe first, up to maxComments inline.
 func (c *Client) plan(fs []review.Finding, anchors Anchors, maxComments int) plan {
-	p := plan{repoURL: c.repoURL()}
+	p := plan{repoURL: c.repoURL(), mark: c.marker}
 	for _, f := range sortedForReview(fs) {
 		path := normPath(f.Path)
 		start, end, exact, ok := anchor(anchors[path], f)
@@ -441,14 +447,18 @@ func (c *Client) plan(fs []review.Finding, anchors Anchors, maxComments int) pla
 		default:
 			p.comments = append(p.comments, comment{
 				f: f, path: path, start: start, end: end,
-				body: commentBody(f, exact, p.repoURL),
+				body: markedCommentBody(f, exact, p.repoURL, p.mark(f)),
 			})
 		}
 	}
 	return p
 }
 
-func normPath(p string) string { return strings.TrimPrefix(strings.TrimSpace(p), "./") }
+// normPath is a finding's path as the diff names it: exactly, less a
+// leading "./". White space is part of a path (a file may be named " a.go"),
+// so it is never trimmed: a trimmed path would miss its anchors and send the
+// finding, path and all, to the findings comment.
+func normPath(p string) string { return strings.TrimPrefix(p, "./") }
 
 func sortedForReview(fs []review.Finding) []review.Finding {
 	out := slices.Clone(fs)
@@ -497,6 +507,11 @@ func within(ranges []LineRange, start, end int) bool {
 // A finding whose lines were guessed (Clamped) says so, and its suggestion
 // is never an applicable block: it might replace the wrong lines.
 func commentBody(f review.Finding, exact bool, repoURL string) string {
+	return markedCommentBody(f, exact, repoURL, marker(f))
+}
+
+// markedCommentBody is commentBody ending with the marker given.
+func markedCommentBody(f review.Finding, exact bool, repoURL, fpMarker string) string {
 	head := fmt.Sprintf("**[%s] %s**", f.Severity, report.Neutralize(report.OneLine(f.Title), repoURL))
 	if f.Skill != "" {
 		head += " · " + report.InlineCode(report.OneLine(f.Skill))
@@ -519,7 +534,7 @@ func commentBody(f review.Finding, exact bool, repoURL string) string {
 	if !exact {
 		head += fmt.Sprintf("\n\n_Finding on lines %s; this comment is placed on the part the diff shows._", lineSpan(start, end))
 	}
-	mark := "\n\n" + marker(f)
+	mark := "\n\n" + fpMarker
 	desc := closeFences(report.Neutralize(f.Description, repoURL))
 	if desc != "" {
 		desc = "\n\n" + desc
@@ -567,7 +582,7 @@ func (p plan) renderBody(header string) (string, int) {
 	s := clipText(b.String(), MaxCommentBody/2, "\n\n_(cut)_\n")
 	const reserve = 200 // for the "N more" line
 	for i, e := range p.body {
-		entry := bodyEntryText(e, p.repoURL, maxEntry)
+		entry := bodyEntryText(e, p.repoURL, maxEntry, p.markOf(e.f))
 		if len(s)+len(entry)+reserve > MaxCommentBody {
 			n := len(p.body) - i
 			return s + fmt.Sprintf("\n_…and %d more %s not shown here for length; every finding is in the check run._\n",
@@ -578,7 +593,15 @@ func (p plan) renderBody(header string) (string, int) {
 	return s, 0
 }
 
-func bodyEntryText(e bodyEntry, repoURL string, maxLen int) string {
+// markOf is f's marker: p.mark, or unsealed for a plan made without one.
+func (p plan) markOf(f review.Finding) string {
+	if p.mark == nil {
+		return marker(f)
+	}
+	return p.mark(f)
+}
+
+func bodyEntryText(e bodyEntry, repoURL string, maxLen int, fpMarker string) string {
 	f := e.f
 	loc := report.InlineCode(report.OneLine(normPath(f.Path)))
 	if s, end := lines(f); s > 0 {
@@ -593,6 +616,6 @@ func bodyEntryText(e bodyEntry, repoURL string, maxLen int) string {
 	if d := report.OneLine(report.Neutralize(f.Description, repoURL)); d != "" {
 		b.WriteString("\n  " + clipBytes(d, maxLen, "…"))
 	}
-	b.WriteString(" " + marker(f) + "\n")
+	b.WriteString(" " + fpMarker + "\n")
 	return b.String()
 }

@@ -27,7 +27,11 @@ type Thread struct {
 	// report.LegacyFingerprint.
 	Fingerprint string
 	Legacy      bool
-	Path        string
+	// Sealed is set when the first comment ends with its fingerprint
+	// marker sealed under the state key (Client.LastRecord): only then can
+	// a reply, a reaction or a resolution in the thread dismiss a finding.
+	Sealed bool
+	Path   string
 	// Line is the thread's line in the current diff; 0 when the thread is
 	// outdated (its lines changed). OriginalLine is the line it was
 	// posted on.
@@ -55,6 +59,11 @@ type ThreadReply struct {
 	// then do its markers count.
 	Warden bool
 	Body   string
+	// Record is the hidden record that ends a reply of warden's (its
+	// text: "dismissed:<fingerprint>", "fixed"), and Sealed whether its
+	// seal holds; "" when the reply ends with none.
+	Record string
+	Sealed bool
 }
 
 // key is the thread's marker key (markerKey).
@@ -221,7 +230,7 @@ func (c *Client) ReviewThreads(ctx context.Context, pr int) ([]Thread, error) {
 		}
 		conn := data.Repository.PullRequest.ReviewThreads
 		for _, n := range conn.Nodes {
-			if t, ok := n.thread(self); ok {
+			if t, ok := n.thread(c, self); ok {
 				out = append(out, t)
 			}
 		}
@@ -236,7 +245,7 @@ func (c *Client) ReviewThreads(ctx context.Context, pr int) ([]Thread, error) {
 // thread is n as a Thread; ok is false when warden (login self) did not
 // start it: its first comment is someone else's, or has no fingerprint
 // marker.
-func (n threadNode) thread(self string) (Thread, bool) {
+func (n threadNode) thread(c *Client, self string) (Thread, bool) {
 	if len(n.Comments.Nodes) == 0 {
 		return Thread{}, false
 	}
@@ -251,6 +260,9 @@ func (n threadNode) thread(self string) (Thread, bool) {
 	t := Thread{
 		ID: n.ID, Fingerprint: m[2], Legacy: m[1] == "", Path: n.Path, Outdated: n.IsOutdated,
 		Resolved: n.IsResolved, CanResolve: n.ViewerCanResolve,
+	}
+	if last, ok := c.LastRecord(first.Body); ok && last.Sealed && last.Text == "fp:"+m[1]+m[2] {
+		t.Sealed = true
 	}
 	t.RootID, _ = strconv.ParseInt(first.FullDatabaseID, 10, 64)
 	if n.Line != nil {
@@ -276,6 +288,9 @@ func (n threadNode) thread(self string) (Thread, bool) {
 		if r.Author != nil {
 			reply.Author, reply.Bot = r.Author.Login, r.Author.Typename == "Bot"
 			reply.Warden = sameLogin(r.Author.Login, self)
+		}
+		if last, ok := c.LastRecord(r.Body); ok && reply.Warden {
+			reply.Record, reply.Sealed = last.Text, last.Sealed
 		}
 		t.Replies = append(t.Replies, reply)
 	}
@@ -316,12 +331,13 @@ func (c *Client) Comment(ctx context.Context, pr int, body string) (int64, error
 	return ic.GetID(), nil
 }
 
-// HasComment reports whether a conversation comment of pull request pr by
-// warden's own login (Ours) holds marker; anyone else's copy of it counts
-// for nothing. It reads at
-// most maxMarkerPages pages of 100, newest last; a pull request with more
-// comments than that is searched in its first ones only.
-func (c *Client) HasComment(ctx context.Context, pr int, marker string) (bool, error) {
+// HasRecord reports whether a conversation comment of pull request pr by
+// warden's own login (Ours) ends with the sealed hidden record text
+// (LastRecord); anyone else's copy of it, an unsealed one, or one inside
+// the text counts for nothing. It reads at most maxMarkerPages pages of
+// 100, newest last; a pull request with more comments than that is
+// searched in its first ones only.
+func (c *Client) HasRecord(ctx context.Context, pr int, text string) (bool, error) {
 	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
 	for range maxMarkerPages {
 		// GitHub API docs: https://docs.github.com/rest/issues/comments#list-issue-comments
@@ -330,7 +346,7 @@ func (c *Client) HasComment(ctx context.Context, pr int, marker string) (bool, e
 			return false, c.fail(fmt.Sprintf("list the comments of pull request #%d", pr), false, err)
 		}
 		for _, ic := range cs {
-			if !strings.Contains(ic.GetBody(), marker) {
+			if rec, ok := c.LastRecord(ic.GetBody()); !ok || !rec.Sealed || rec.Text != text {
 				continue
 			}
 			if ours, err := c.Ours(ctx, ic.GetUser().GetLogin()); err != nil || ours {
@@ -391,11 +407,12 @@ func (c *Client) ThumbsDown(ctx context.Context, id int64) ([]string, error) {
 // `/warden dismiss`: the dismissal's record. Model text cannot forge it
 // (neutralize escapes "<"), and it counts only in warden's own replies
 // (ThreadReply.Warden).
-var dismissedRE = regexp.MustCompile(`<!-- warden:dismissed:([0-9a-f]{32}) -->`)
+var dismissedRE = regexp.MustCompile(`^dismissed:([0-9a-f]{32})$`)
 
-// DismissedMarker is the hidden marker of warden's reply to a dismissal
-// of the finding with fingerprint fp.
-func DismissedMarker(fp string) string { return "<!-- warden:dismissed:" + fp + " -->" }
+// DismissedMarker is the hidden record that ends warden's reply to a
+// dismissal of the finding with fingerprint fp: sealed, on a line of its
+// own.
+func (c *Client) DismissedMarker(fp string) string { return "\n\n" + c.Mark("dismissed:"+fp) }
 
 // Follow-up reasons: why a finding is suppressed.
 const (
@@ -437,11 +454,14 @@ func Follow(threads []Thread, current []review.Finding, changed func(path string
 	for _, t := range threads {
 		reason := ""
 		for _, r := range t.Replies {
-			if m := dismissedRE.FindStringSubmatch(r.Body); r.Warden && m != nil && m[1] == t.Fingerprint {
+			// Only warden's sealed record, the last line of its own
+			// reply, in a thread warden's sealed comment started: any
+			// workflow posting as github-actions[bot] can write the text.
+			if m := dismissedRE.FindStringSubmatch(r.Record); t.Sealed && r.Warden && r.Sealed && m != nil && m[1] == t.Fingerprint {
 				reason = SuppressedCommand
 			}
 		}
-		if reason == "" {
+		if reason == "" && t.Sealed {
 			for _, login := range thumbsDown[t.RootID] {
 				if trusted(login) {
 					reason = SuppressedReaction
@@ -450,7 +470,7 @@ func Follow(threads []Thread, current []review.Finding, changed func(path string
 			}
 		}
 		lineChanged := t.Outdated || (changed != nil && changed(t.Path, t.OriginalLine))
-		if reason == "" && t.Resolved && !lineChanged && t.ResolvedBy != "" && !strings.HasSuffix(t.ResolvedBy, "[bot]") && t.ResolvedBy != "github-actions" &&
+		if reason == "" && t.Sealed && t.Resolved && !lineChanged && t.ResolvedBy != "" && !strings.HasSuffix(t.ResolvedBy, "[bot]") && t.ResolvedBy != "github-actions" &&
 			trusted(t.ResolvedBy) {
 			reason = SuppressedResolved
 		}
@@ -495,14 +515,14 @@ func Suppress(r *review.Report, suppressed map[string]string) int {
 
 // fixedMarker ends warden's "Fixed in" reply in a thread, so that a later
 // run does not say it again.
-const fixedMarker = "<!-- warden:fixed -->"
+const fixedMarker = "fixed"
 
 // saidFixed reports whether warden already replied in t that its finding
 // is fixed (a reply by warden's own login with fixedMarker, or one of an
 // earlier version's "Fixed in" replies, which had no marker).
 func (t Thread) saidFixed() bool {
 	return slices.ContainsFunc(t.Replies, func(r ThreadReply) bool {
-		return r.Warden && (strings.Contains(r.Body, fixedMarker) || strings.HasPrefix(r.Body, "Fixed in "))
+		return r.Warden && (r.Record == fixedMarker || strings.Contains(r.Body, "<!-- warden:fixed -->") || strings.HasPrefix(r.Body, "Fixed in "))
 	})
 }
 
@@ -524,7 +544,7 @@ func (c *Client) ResolveFixed(ctx context.Context, pr int, threads []Thread, com
 			if !t.CanResolve {
 				body += " Resolve this thread if you agree: warden's token may not resolve threads."
 			}
-			switch err := c.Reply(ctx, pr, t.RootID, body+"\n\n"+fixedMarker); {
+			switch err := c.Reply(ctx, pr, t.RootID, body+"\n\n"+c.Mark(fixedMarker)); {
 			case errors.Is(err, ErrNoWriteAccess):
 				denied++
 				continue

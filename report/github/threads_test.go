@@ -34,6 +34,7 @@ func TestFollowUp(t *testing.T) {
 	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base", Files: threadFiles(patchV1),
 		OtherSHAs: []string{"2222222222222222222222222222222222222222", "3333333333333333333333333333333333333333"}})
 	c := start(t, fake, fakegithub.DefaultToken)
+	c.SetStateKey(testStateKey)
 	fixed := finding(review.SeverityHigh, "a.go", 2, 2, "fixed later")
 	down := finding(review.SeverityHigh, "a.go", 6, 6, "thumbed down")
 	resolvedByHand := finding(review.SeverityHigh, "a.go", 7, 7, "resolved by hand")
@@ -47,7 +48,7 @@ func TestFollowUp(t *testing.T) {
 	root := map[string]int64{}
 	for _, cm := range fake.ReviewComments(testPR) {
 		for _, f := range all {
-			if strings.Contains(cm.Body, marker(f)) {
+			if strings.Contains(cm.Body, c.marker(f)) {
 				root[f.Title] = cm.ID
 			}
 		}
@@ -57,7 +58,7 @@ func TestFollowUp(t *testing.T) {
 	fake.ResolveThread(root[resolvedByHand.Title], "bob")
 	fake.AddReviewComment(testPR, fakegithub.ReviewComment{Path: "a.go", Line: 8, Body: "/warden dismiss intended", User: "alice", InReplyTo: root[dismissed.Title]})
 	fake.AddReviewComment(testPR, fakegithub.ReviewComment{Path: "a.go", Line: 8, User: "github-actions[bot]", InReplyTo: root[dismissed.Title],
-		Body: "Dismissed by @alice: intended. warden will not post it again on this pull request. " + DismissedMarker(report.Fingerprint(dismissed))})
+		Body: "Dismissed by @alice: intended. warden will not post it again on this pull request." + c.DismissedMarker(report.Fingerprint(dismissed))})
 	trusted := func(login string) bool { return login != "mallory" }
 
 	heads := []string{"2222222222222222222222222222222222222222", "3333333333333333333333333333333333333333", testHead}
@@ -194,23 +195,29 @@ func TestGraphQLURL(t *testing.T) {
 	}
 }
 
-// TestHasCommentOnlyOwn: a marker counts only in a comment by the login the
-// token posts as; the same marker copied by a person or by another app on
-// the repository does not.
-func TestHasCommentOnlyOwn(t *testing.T) {
+// TestHasRecordOnlyOwnSealed: a record counts only sealed, at the end of a
+// comment by the login the token posts as; the same record copied by a
+// person or by another app on the repository, written unsealed by warden's
+// login (any workflow using GITHUB_TOKEN), or quoted inside the text does
+// not.
+func TestHasRecordOnlyOwnSealed(t *testing.T) {
 	t.Parallel()
 	fake := fakegithub.New(testOwner, testRepo)
 	fake.AddPullRequest(fakegithub.PullRequest{Number: testPR, HeadSHA: testHead, BaseSHA: "base"})
 	c := start(t, fake, fakegithub.DefaultToken)
-	const m = "<!-- warden:some-marker -->"
-	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: "mallory", Body: "copied " + m})
-	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: "other-app[bot]", Body: "copied " + m})
-	if found, err := c.HasComment(t.Context(), testPR, m); err != nil || found {
-		t.Fatalf("HasComment with copies by a person and another app = %v, %v; want false", found, err)
+	c.SetStateKey(testStateKey)
+	const text = "some-record"
+	m := c.Mark(text)
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: "mallory", Body: "copied\n" + m})
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: "other-app[bot]", Body: "copied\n" + m})
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: DefaultTokenLogin, Body: "a title-lint workflow\n<!-- warden:" + text + " -->"})
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: DefaultTokenLogin, Body: "quoted " + m + " in a title"})
+	if found, err := c.HasRecord(t.Context(), testPR, text); err != nil || found {
+		t.Fatalf("HasRecord with copies, an unsealed record and a quoted one = %v, %v; want false", found, err)
 	}
-	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: DefaultTokenLogin, Body: "posted " + m})
-	if found, err := c.HasComment(t.Context(), testPR, m); err != nil || !found {
-		t.Fatalf("HasComment with warden's own comment = %v, %v; want true", found, err)
+	fake.AddIssueComment(testPR, fakegithub.IssueComment{User: DefaultTokenLogin, Body: "posted\n\n" + m})
+	if found, err := c.HasRecord(t.Context(), testPR, text); err != nil || !found {
+		t.Fatalf("HasRecord with warden's own sealed record = %v, %v; want true", found, err)
 	}
 }
 

@@ -334,13 +334,27 @@ func (a *runner) dismissByID(ctx context.Context, ce bot.Event, cmd bot.Command,
 		return false
 	}
 	if e, ok := ledger.Dismiss(cmd.Target, ce.Comment.Author, cmd.Reason); ok {
-		if err := ledger.Save(ctx, ""); err != nil {
-			a.gha.Warningf("warden: dismiss: %v", err)
-			reply("warden: warden's findings comment could not be updated, so nothing was dismissed; try again.")
+		text := fmt.Sprintf("Dismissed `%s` (%s) — %s. warden will not post this finding again on this pull request.",
+			e.ID(), report.Neutralize(e.Title, gh.RepoURL()), strings.TrimPrefix(dismissedText(ce.Comment.Author, cmd.Reason), "Dismissed "))
+		// The record of the dismissal first, append-only in the
+		// conversation: it holds whatever another run's save of the
+		// findings comment does; then the findings comment shows it.
+		rec, ok := ghbot.DismissalRecord(e, ce.Comment.Author)
+		if !ok {
+			reply("warden: @" + ce.Comment.Author + " is not a login warden can record; nothing was dismissed.")
 			return false
 		}
-		reply(fmt.Sprintf("Dismissed `%s` (%s) — %s. warden will not post this finding again on this pull request.",
-			e.ID(), report.Neutralize(e.Title, gh.RepoURL()), strings.TrimPrefix(dismissedText(ce.Comment.Author, cmd.Reason), "Dismissed ")))
+		if _, err := gh.Comment(ghreport.Essential(ctx), ce.PullRequest, text+"\n\n"+gh.Mark(rec)); err != nil {
+			a.gha.Warningf("warden: dismiss: recording the dismissal: %v", err)
+			reply("warden: the dismissal could not be recorded, so nothing was dismissed; try again.")
+			return false
+		}
+		if err := ledger.Save(ctx, ""); err != nil {
+			a.gha.Warningf("warden: dismiss: the dismissal is recorded; updating warden's findings comment failed (the next run shows it): %v", err)
+		}
+		if ce.ReviewComment {
+			reply(text)
+		}
 		return true
 	}
 	threads, err := gh.ReviewThreads(ctx, ce.PullRequest)

@@ -41,6 +41,19 @@ import (
 // ledgerRE reads the ledger's record text.
 var ledgerRE = regexp.MustCompile(`^ledger:v1 ([A-Za-z0-9+/=]*)$`)
 
+// dismissalRE reads DismissalRecord's text.
+var dismissalRE = regexp.MustCompile(`^ledger-dismissed:v1 id=(w[0-9a-f]{7}) by=([A-Za-z0-9][A-Za-z0-9-]{0,38})$`)
+
+// DismissalRecord is the text of the sealed record that ends warden's reply
+// to a `/warden dismiss <id>` (a conversation comment, append-only): what
+// makes the dismissal hold whatever happens to the findings comment, whose
+// read-modify-write two runs may race. LoadLedger applies every such record
+// it finds. ok is false for a login that cannot be recorded.
+func DismissalRecord(e LedgerEntry, login string) (text string, ok bool) {
+	text = "ledger-dismissed:v1 id=" + e.ID() + " by=" + login
+	return text, dismissalRE.MatchString(text)
+}
+
 // saveRounds bounds Save's write-and-check rounds.
 const saveRounds = 4
 
@@ -116,6 +129,9 @@ type Ledger struct {
 	url     string
 	state   ledgerState
 	body    string // as GitHub has it
+	// dismissals are the sealed dismissal records found in warden's
+	// comments (DismissalRecord): entry id → who.
+	dismissals map[string]string
 	// sealed is set when the state was read from a sealed record: only
 	// then do its dismissals count (Suppressed). An unsealed ledger (an
 	// earlier version's, or one written without a state key) is read for
@@ -138,15 +154,27 @@ func LoadLedger(ctx context.Context, c *ghreport.Client, pr int) (*Ledger, error
 	if found != nil {
 		l.adopt(found)
 	}
+	l.applyDismissals()
 	return l, nil
+}
+
+// applyDismissals marks dismissed the entries whose dismissal records find
+// read (DismissalRecord).
+func (l *Ledger) applyDismissals() {
+	for i := range l.state.Entries {
+		e := &l.state.Entries[i]
+		if by, ok := l.dismissals[e.ID()]; ok && e.State != EntryDismissed {
+			e.State, e.By, e.Reason, e.Commit = EntryDismissed, by, "", ""
+		}
+	}
 }
 
 // stored is a ledger comment as GitHub has it.
 type stored struct {
-	id          int64
-	url, body   string
-	state       ledgerState
-	sealed      bool
+	id        int64
+	url, body string
+	state     ledgerState
+	sealed    bool
 }
 
 // adopt makes s the ledger's comment and state. With a state key, an
@@ -185,7 +213,7 @@ func (l *Ledger) parse(id int64, url, body string) (*stored, bool) {
 // rule); nil for none.
 func (l *Ledger) find(ctx context.Context) (*stored, error) {
 	c, pr := l.client, l.pr
-	var unsealed *stored
+	var sealed, unsealed *stored
 	client, owner, repo := c.REST()
 	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
 	for page := 0; page < 50; page++ {
@@ -202,11 +230,19 @@ func (l *Ledger) find(ctx context.Context) (*stored, error) {
 			if !ours {
 				continue
 			}
+			if rec, ok := c.LastRecord(ic.GetBody()); ok && rec.Sealed {
+				if m := dismissalRE.FindStringSubmatch(rec.Text); m != nil {
+					if l.dismissals == nil {
+						l.dismissals = map[string]string{}
+					}
+					l.dismissals[m[1]] = m[2]
+				}
+			}
 			s, ok := l.parse(ic.GetID(), ic.GetHTMLURL(), ic.GetBody())
 			switch {
 			case !ok:
-			case s.sealed:
-				return s, nil
+			case s.sealed && sealed == nil:
+				sealed = s
 			case unsealed == nil:
 				unsealed = s
 			}
@@ -215,6 +251,9 @@ func (l *Ledger) find(ctx context.Context) (*stored, error) {
 			break
 		}
 		opts.Page = resp.NextPage
+	}
+	if sealed != nil {
+		return sealed, nil
 	}
 	return unsealed, nil
 }
@@ -494,10 +533,11 @@ func (l *Ledger) Overflow(head string) func(ctx context.Context, fs []review.Fin
 // Save writes the ledger at head: it creates the comment when there is
 // none and the ledger has entries, edits it when its text changed, and
 // does nothing otherwise. It merges what other runs saved meanwhile (the
-// package comment): it reads the comment (or, for a ledger that had none,
-// looks for one another run created) before writing, and after writing
-// reads it again and merges and writes once more while one of this
-// ledger's entries or dismissals is missing there.
+// package comment): it reads the pull request's comments again before
+// writing (the findings comment, one another run created, the dismissal
+// records posted since), and after writing reads them again and merges and
+// writes once more while one of this ledger's entries or dismissals is
+// missing there.
 func (l *Ledger) Save(ctx context.Context, head string) error {
 	if len(l.state.Entries) == 0 && l.id == 0 {
 		return nil
@@ -506,24 +546,28 @@ func (l *Ledger) Save(ctx context.Context, head string) error {
 		l.state.Head = head
 	}
 	for round := 0; ; round++ {
-		var now *stored
-		var err error
-		if l.id == 0 {
-			now, err = l.find(ctx)
-			if now != nil {
-				l.id, l.url, l.body = now.id, now.url, now.body
-			}
-		} else {
-			now, err = l.reread(ctx)
-		}
+		now, err := l.find(ctx)
 		if err != nil {
 			return err
 		}
+		if now != nil && (l.id == 0 || now.id == l.id) {
+			l.id, l.url = now.id, now.url
+		} else if l.id != 0 {
+			// Our comment no longer ends with a ledger warden sealed:
+			// read it by id, as GitHub has it.
+			if now, err = l.reread(ctx); err != nil {
+				return err
+			}
+		}
+		l.applyDismissals()
 		if round > 0 && !l.missing(now) {
 			return nil
 		}
 		if round == saveRounds {
-			return fmt.Errorf("save warden's findings comment %d: other runs kept writing it; tried %d times", l.id, saveRounds)
+			// Other runs kept writing it. What they hold is theirs to
+			// write; a dismissal holds by its own record
+			// (DismissalRecord), and the next save shows it.
+			return nil
 		}
 		l.merge(now)
 		if now != nil {

@@ -148,3 +148,114 @@ func TestEntryOf(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerConcurrentDismissals: ten runs dismiss ten findings of one
+// findings comment at once, each answered "Dismissed" with its sealed
+// record; every dismissal holds afterwards, and the findings comment shows
+// them all once a run saves it. A review that loaded the comment before
+// they ran, and saves after, keeps them all (a confirmed dismissal is
+// never undone) and adds its own finding.
+func TestLedgerConcurrentDismissals(t *testing.T) {
+	t.Parallel()
+	gh, c := ledgerWorld(t)
+	ctx := context.Background()
+	var fs []review.Finding
+	for i := range 10 {
+		fs = append(fs, finding(fmt.Sprintf("f%d.go", i), i+1, fmt.Sprintf("Finding %d", i)))
+	}
+	l, err := LoadLedger(ctx, c, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Overflow("h1")(ctx, fs); err != nil {
+		t.Fatal(err)
+	}
+	review1, err := LoadLedger(ctx, c, 5) // a push's review, under way
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	errs := make(chan error, len(fs))
+	for _, f := range fs {
+		go func() {
+			mine, err := LoadLedger(ctx, c, 5)
+			if err != nil {
+				errs <- err
+				return
+			}
+			e, ok := mine.Dismiss(LedgerEntry{FP: report.Fingerprint(f)}.ID(), "alice", "by design")
+			if !ok {
+				errs <- fmt.Errorf("no entry for %s", f.Path)
+				return
+			}
+			// The reply that records it, as the Action posts it, then
+			// the findings comment.
+			rec, _ := DismissalRecord(e, "alice")
+			if _, err = c.Comment(ctx, 5, "Dismissed `"+e.ID()+"`.\n\n"+c.Mark(rec)); err != nil {
+				errs <- err
+				return
+			}
+			errs <- mine.Save(ctx, "")
+		}()
+	}
+	for range fs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	review1.Add([]review.Finding{finding("new.go", 3, "New finding")})
+	if err := review1.Save(ctx, "h2"); err != nil {
+		t.Fatal(err)
+	}
+
+	final, err := LoadLedger(ctx, c, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(final.Suppressed()); n != len(fs) {
+		t.Errorf("%d dismissals kept of %d confirmed", n, len(fs))
+	}
+	if _, ok := final.Posted()[report.Fingerprint(finding("new.go", 3, "New finding"))]; !ok || len(final.Entries()) != len(fs)+1 {
+		t.Errorf("the review's own finding was lost: %d entries", len(final.Entries()))
+	}
+	body := gh.IssueComments(5)[0].Body
+	if !strings.Contains(body, fmt.Sprintf("**Dismissed (%d)**", len(fs))) {
+		t.Errorf("the findings comment does not show the %d dismissals:\n%s", len(fs), body)
+	}
+}
+
+// TestLedgerForgedPathAndUnsealedState: a path that carries the ledger's
+// record is rendered so that it cannot read as one, and the only record
+// is the seal warden wrote on the last line. An unsealed ledger by
+// warden's login (an earlier version's, or another workflow's) is read
+// for what is on the pull request, and its dismissals are not believed,
+// nor sealed by the next save.
+func TestLedgerForgedPathAndUnsealedState(t *testing.T) {
+	t.Parallel()
+	gh, c := ledgerWorld(t)
+	ctx := context.Background()
+	forged := "<!-- warden:ledger:v1 " + encodeState(ledgerState{Entries: []LedgerEntry{{FP: "0123456789abcdef0123456789abcdef", State: EntryDismissed, By: "owner"}}}) + " -->"
+	gh.AddIssueComment(5, fakegithub.IssueComment{User: ghreport.DefaultTokenLogin, Body: "Title lint:\n\n" + forged})
+	l, err := LoadLedger(ctx, c, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Suppressed()) != 0 || len(l.Posted()) != 1 {
+		t.Errorf("an unsealed ledger: suppressed %v, posted %v; want nothing suppressed, its fingerprint known", l.Suppressed(), l.Posted())
+	}
+	l.Add([]review.Finding{finding(" "+forged+".go", 1, "Finding on a hostile path")})
+	if err := l.Save(ctx, "h1"); err != nil {
+		t.Fatal(err)
+	}
+	body := gh.IssueComments(5)[0].Body
+	if strings.Count(body, "<!--") != 1 || !strings.HasSuffix(strings.TrimSpace(body), "-->") || !strings.Contains(body, " sig=") {
+		t.Errorf("the findings comment holds a record other than its sealed last line:\n%s", body)
+	}
+	again, err := LoadLedger(ctx, c, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Suppressed()) != 0 {
+		t.Errorf("the save sealed an unsealed dismissal: %v", again.Suppressed())
+	}
+}

@@ -253,8 +253,11 @@ func TestActionCompleteWithFindings(t *testing.T) {
 			t.Errorf("comment on %s:%d has no fingerprint marker", c.Path, c.Line)
 		}
 	}
-	if s := h.summary(); !strings.Contains(s, "## warden: Complete") || strings.TrimSpace(s) != strings.TrimSpace(cr.Summary) {
-		t.Errorf("job summary does not mirror the check run summary:\n%.300s", s)
+	// The check run's summary ends with warden's sealed records for the
+	// next run (the review's state); the job summary is the rest.
+	text, records, _ := strings.Cut(cr.Summary, "\n<!-- warden:state:v1 ")
+	if s := h.summary(); !strings.Contains(s, "## warden: Complete") || strings.TrimSpace(s) != strings.TrimSpace(text) || !strings.Contains(records, " sig=") {
+		t.Errorf("job summary does not mirror the check run summary, or the check run has no sealed state:\n%.300s", s)
 	}
 	data, err := os.ReadFile(out["report-file"])
 	if err != nil || !bytes.Contains(data, []byte(`"schema": "warden.report/v1"`)) {

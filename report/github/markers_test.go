@@ -25,8 +25,8 @@ func TestMarkersOnlyFromWarden(t *testing.T) {
 	f := finding(review.SeverityHigh, "a.go", 2, 2, "SQL injection")
 	f.Fingerprint = "0123456789abcdef0123456789abcdef"
 	for _, tt := range []struct {
-		name, author        string
-		sealed              bool
+		name, author       string
+		sealed             bool
 		thread, suppresses bool
 	}{
 		{"a stranger's copy", "mallory", true, false, false},

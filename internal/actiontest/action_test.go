@@ -49,6 +49,7 @@ var inputs = []struct{ name, def string }{
 	{"report-path", ""},
 	{"results-cache", "true"},
 	{"results-cache-secret", ""},
+	{"state-secret", ""},
 	{"command-associations", "OWNER,MEMBER,COLLABORATOR"},
 	{"version", ""},
 	{"verify-provenance", "true"},

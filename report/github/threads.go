@@ -452,29 +452,8 @@ func Follow(threads []Thread, current []review.Finding, changed func(path string
 	}
 	fu := FollowUp{Suppressed: map[string]string{}}
 	for _, t := range threads {
-		reason := ""
-		for _, r := range t.Replies {
-			// Only warden's sealed record, the last line of its own
-			// reply, in a thread warden's sealed comment started: any
-			// workflow posting as github-actions[bot] can write the text.
-			if m := dismissedRE.FindStringSubmatch(r.Record); t.Sealed && r.Warden && r.Sealed && m != nil && m[1] == t.Fingerprint {
-				reason = SuppressedCommand
-			}
-		}
-		if reason == "" && t.Sealed {
-			for _, login := range thumbsDown[t.RootID] {
-				if trusted(login) {
-					reason = SuppressedReaction
-					break
-				}
-			}
-		}
 		lineChanged := t.Outdated || (changed != nil && changed(t.Path, t.OriginalLine))
-		if reason == "" && t.Sealed && t.Resolved && !lineChanged && t.ResolvedBy != "" && !strings.HasSuffix(t.ResolvedBy, "[bot]") && t.ResolvedBy != "github-actions" &&
-			trusted(t.ResolvedBy) {
-			reason = SuppressedResolved
-		}
-		if reason != "" {
+		if reason := t.dismissed(thumbsDown, trusted, lineChanged); reason != "" {
 			fu.Suppressed[t.key()] = reason
 			continue
 		}
@@ -483,6 +462,31 @@ func Follow(threads []Thread, current []review.Finding, changed func(path string
 		}
 	}
 	return fu
+}
+
+// dismissed is why t's finding was dismissed ("" when it was not): only in
+// a thread warden's sealed comment started, by warden's sealed record of a
+// `/warden dismiss` (the last line of its own reply: any workflow posting
+// as github-actions[bot] can write the text), a trusted thumbs-down, or a
+// trusted person resolving it while the code under it did not change.
+func (t Thread) dismissed(thumbsDown map[int64][]string, trusted func(login string) bool, lineChanged bool) string {
+	if !t.Sealed {
+		return ""
+	}
+	for _, r := range t.Replies {
+		if m := dismissedRE.FindStringSubmatch(r.Record); r.Warden && r.Sealed && m != nil && m[1] == t.Fingerprint {
+			return SuppressedCommand
+		}
+	}
+	for _, login := range thumbsDown[t.RootID] {
+		if trusted(login) {
+			return SuppressedReaction
+		}
+	}
+	if t.Resolved && !lineChanged && t.ResolvedBy != "" && !strings.HasSuffix(t.ResolvedBy, "[bot]") && t.ResolvedBy != "github-actions" && trusted(t.ResolvedBy) {
+		return SuppressedResolved
+	}
+	return ""
 }
 
 // Suppress removes the suppressed findings from r, counting them in

@@ -282,19 +282,15 @@ func (l *Ledger) merge(s *stored) {
 	if !l.mergeable(s) {
 		return
 	}
-	type key struct {
-		fp string
-		n  int
-	}
-	at := map[key]int{}
+	at := map[entryKey]int{}
 	for i, e := range l.state.Entries {
-		at[key{e.FP, e.N}] = i
+		at[e.key()] = i
 	}
 	for _, e := range s.state.Entries {
-		i, ok := at[key{e.FP, e.N}]
+		i, ok := at[e.key()]
 		switch {
 		case !ok:
-			at[key{e.FP, e.N}] = len(l.state.Entries)
+			at[e.key()] = len(l.state.Entries)
 			l.state.Entries = append(l.state.Entries, e)
 		case e.State == EntryDismissed && l.state.Entries[i].State != EntryDismissed:
 			l.state.Entries[i] = e
@@ -316,6 +312,14 @@ func (l *Ledger) merge(s *stored) {
 	l.bound()
 }
 
+// entryKey tells entries apart: a fingerprint and its repeat number.
+type entryKey struct {
+	fp string
+	n  int
+}
+
+func (e LedgerEntry) key() entryKey { return entryKey{e.FP, e.N} }
+
 // mergeable reports whether s is a state merge may take from.
 func (l *Ledger) mergeable(s *stored) bool {
 	return s != nil && (s.sealed || !l.client.Sealing())
@@ -327,20 +331,16 @@ func (l *Ledger) missing(s *stored) bool {
 	if !l.mergeable(s) {
 		return true
 	}
-	type key struct {
-		fp string
-		n  int
-	}
-	have := map[key]string{}
+	have := map[entryKey]string{}
 	for _, e := range s.state.Entries {
-		have[key{e.FP, e.N}] = e.State
+		have[e.key()] = e.State
 	}
 	known := map[string]bool{}
 	for _, fp := range s.state.Known {
 		known[fp] = true
 	}
 	for _, e := range l.state.Entries {
-		st, ok := have[key{e.FP, e.N}]
+		st, ok := have[e.key()]
 		switch {
 		case !ok && !known[e.FP]:
 			return true

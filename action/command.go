@@ -96,6 +96,11 @@ func (a *runner) runCommand(ctx context.Context, event string, ce bot.Event) (Re
 		return a.skip("command refused: " + firstLine(d.Reply))
 	}
 	react(reactStart)
+	if why := a.superseded(ctx, ce, d.Command); why != "" {
+		reply(why)
+		react(reactDone)
+		return a.skip(firstLine(why))
+	}
 	var res Result
 	var err error
 	failed := false

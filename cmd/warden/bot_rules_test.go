@@ -144,7 +144,14 @@ var (
 func (h *actionHarness) runOnGitHub(ctx context.Context, r fakegithub.WorkflowRun) result {
 	h.t.Helper()
 	r.HeadSHA = cmp.Or(r.HeadSHA, h.pr.HeadSHA)
-	job := h.gh.StartRun(r)
+	return h.runJob(ctx, h.gh.StartRun(r))
+}
+
+// runJob runs warden as job, a job the fake GitHub started, as
+// runOnGitHub describes, with the event file as it is, and completes the
+// job's run.
+func (h *actionHarness) runJob(ctx context.Context, job *fakegithub.Job) result {
+	h.t.Helper()
 	fresh := h.t.TempDir()
 	if h.env["INPUT_RESULTS_CACHE"] != "false" {
 		h.env["WARDEN_RESULTS_CACHE_DIR"] = filepath.Join(fresh, "warden-results")

@@ -23,10 +23,14 @@ import (
 // every workflow declares its permissions (never write-all, and contents:
 // write only for a release), checks out with persist-credentials: false,
 // pins every third-party action by commit SHA (goreleaser's own version
-// too), runs one job per pull request at a time (a concurrency group
-// with the event's data), and a comment-triggered job starts only for
-// trusted commenters (author_association in its if:), so a stranger's
-// comments start nothing and get no reply.
+// too), has a concurrency group with the event's data (one per pull
+// request for a review; one per comment for a command workflow with
+// cancel-in-progress: false, since GitHub keeps one running and one
+// pending run in a group and cancels the rest, which would drop a burst's
+// commands between the first and the last unanswered), and a
+// comment-triggered job starts only for trusted commenters
+// (author_association in its if:), so a stranger's comments start nothing
+// and get no reply.
 
 // unprivileged are the events GitHub runs without the base repository's
 // secrets and with a read-only token for a fork's pull request.
@@ -162,6 +166,10 @@ func audit(name string, data []byte, firstParty string) []string {
 			bad("job %s: no concurrency: group per pull request", jn)
 		} else if aboutPR && !strings.Contains(yamlText(job.Concurrency)+yamlText(w.Concurrency), "${{") {
 			bad("job %s: the concurrency group is one constant, not one per pull request", jn)
+		}
+		if conc := yamlText(job.Concurrency) + yamlText(w.Concurrency); comments && conc != "" &&
+			!strings.Contains(conc, "cancel-in-progress: true") && !strings.Contains(conc, "comment.id") {
+			bad("job %s: the concurrency group is not one per comment: GitHub's pending-job rule cancels the pending runs of a burst of comments but the last, unanswered", jn)
 		}
 		if comments && !strings.Contains(job.If, "author_association") {
 			bad("job %s: runs for any commenter: gate its if: on github.event.comment.author_association", jn)
@@ -369,6 +377,15 @@ jobs:
   review:
     steps: [{run: echo}]
 `, "no concurrency: group per pull request"},
+		{"a command workflow grouped per pull request", `
+on: issue_comment
+permissions: {contents: read}
+concurrency: {group: "x-${{ github.event.issue.number }}", cancel-in-progress: false}
+jobs:
+  cmd:
+    if: contains(fromJSON('["OWNER"]'), github.event.comment.author_association)
+    steps: [{run: echo}]
+`, "job cmd: the concurrency group is not one per comment"},
 		{"goreleaser ~> v2", `
 on: {push: {tags: ["v*"]}}
 permissions: {contents: write}

@@ -61,7 +61,13 @@ type WorkflowRun struct {
 	// "write-only" or "none"); "" means the event's default (see
 	// cacheAccess).
 	CacheMode string
-	// Status and Conclusion: "in_progress" and "" until CompleteRun.
+	// Concurrency is the workflow's concurrency: block, its group
+	// evaluated for this run's event; the zero value is none
+	// (actions_concurrency.go).
+	Concurrency Concurrency
+	// Status and Conclusion: "in_progress" and "" until CompleteRun;
+	// "pending" while its concurrency group holds it, "completed" and
+	// "cancelled" when the group cancelled it.
 	Status, Conclusion string
 }
 
@@ -107,6 +113,8 @@ type Job struct {
 	// carries ("Actions.Results:<run>:<job>"), which the artifact
 	// service's requests must name.
 	runBackend, jobBackend string
+	// cancelled is closed when GitHub cancels the run (Cancelled).
+	cancelled chan struct{}
 }
 
 // actionsState is what the fake keeps of GitHub Actions.
@@ -117,26 +125,33 @@ type actionsState struct {
 	caches    []*cacheEntry
 	blobs     map[string]*blob // by id
 	runNumber int
+	// started are the jobs of runs that started and that no runner took
+	// yet (NextJob), in the order they started.
+	started []*Job
 }
 
 // StartRun records the run r (assigning its ID) and returns its job with a
-// fresh runtime token. An unknown cache-mode panics.
+// fresh runtime token: QueueRun for a run that starts at once. A run its
+// concurrency group holds pending panics (use QueueRun and NextJob); so
+// does an unknown cache-mode.
 func (s *Server) StartRun(r WorkflowRun) *Job {
-	access, warning := s.cacheAccessOf(r)
+	run := s.QueueRun(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r.ID == 0 {
-		r.ID = 100000 + s.id()
+	for i, j := range s.actions.started {
+		if j.Run.ID == run.ID {
+			s.actions.started = slices.Delete(s.actions.started, i, i+1)
+			return j
+		}
 	}
-	r.Attempt = max(r.Attempt, 1)
-	r.Actor = cmp.Or(r.Actor, "octocat")
-	r.Status = cmp.Or(r.Status, "in_progress")
-	r.Ref = s.RunRef(r)
-	s.actions.runNumber++
-	s.stamp(r.ID)
-	run := r
-	s.actions.runs = append(s.actions.runs, &run)
-	job := &Job{Run: run, access: access, runBackend: "run-" + randomHex(8), jobBackend: "job-" + randomHex(8)}
+	panic(fmt.Sprintf("fakegithub: StartRun: run %d is %s in concurrency group %q; use QueueRun and NextJob", run.ID, run.Status, run.Concurrency.Group))
+}
+
+// startJob starts the recorded run r: its job, with a fresh runtime
+// token, waits for a runner (NextJob). Call with s.mu held.
+func (s *Server) startJob(r *WorkflowRun) {
+	access, warning := s.cacheAccessOf(*r)
+	job := &Job{Run: *r, access: access, runBackend: "run-" + randomHex(8), jobBackend: "job-" + randomHex(8), cancelled: make(chan struct{})}
 	job.RuntimeToken = runtimeToken(job.runBackend, job.jobBackend)
 	if warning != "" {
 		job.Warnings = append(job.Warnings, warning)
@@ -145,18 +160,21 @@ func (s *Server) StartRun(r WorkflowRun) *Job {
 		s.actions.jobs = map[string]*Job{}
 	}
 	s.actions.jobs[job.RuntimeToken] = job
-	return job
+	s.actions.started = append(s.actions.started, job)
 }
 
-// CompleteRun marks run id completed with conclusion.
+// CompleteRun marks run id completed with conclusion, unless GitHub
+// already cancelled it; the next pending run of its concurrency group
+// starts.
 func (s *Server) CompleteRun(id int64, conclusion string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range s.actions.runs {
-		if r.ID == id {
+		if r.ID == id && r.Conclusion != "cancelled" {
 			r.Status, r.Conclusion = "completed", conclusion
 		}
 	}
+	s.startPending()
 }
 
 // Runs returns every run, in the order they started.

@@ -3,6 +3,7 @@ package fakegithub
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -20,12 +21,57 @@ const (
 	AppActions = "github-actions"
 )
 
-// appOf is the app a request's token acts as.
+// appOf is the app a request's token acts as; "" for a user's token
+// (Token with TokenLogin set), which acts as no app.
 func (s *Server) appOf(auth string) string {
-	if _, tok, _ := strings.Cut(auth, " "); tok == AppToken {
+	_, tok, _ := strings.Cut(auth, " ")
+	switch {
+	case tok == AppToken:
 		return AppSlug
+	case tok == s.Token && s.TokenLogin != "":
+		return ""
 	}
 	return AppActions
+}
+
+// GitHub's 403 texts for check-run writes that are not the creating app's.
+const (
+	// MsgChecksAppOnly answers a user's token: "Write permission for the
+	// REST API to manage checks is only available to GitHub Apps. OAuth
+	// apps and authenticated users can view check runs and check suites,
+	// but they are not able to create them" (docs.github.com, "Using the
+	// REST API to interact with checks"); "Update a check run": "OAuth
+	// apps and personal access tokens (classic) cannot use this
+	// endpoint". The text is GitHub's 403 as EnricoMi/publish-unit-test-result-action#31
+	// and actions/github-script#118 quote it.
+	MsgChecksAppOnly = "You must authenticate via a GitHub App."
+	// msgNotCreatorApp answers another app's token (%d: the id of the app
+	// that created the check run). GitHub's docs say only that "a check
+	// suite is a collection of the check runs created by a single GitHub
+	// App for a specific commit" (docs.github.com, "Using the REST API to
+	// interact with checks", About check suites), neither the status nor
+	// the text; GitHub answers 403 with this text, as
+	// int128/argocd-commenter#631, databricks/cli#4563 and
+	// OP5dev/TF-via-PR#538 quote it (15368 there is the github-actions
+	// app, which created the check run another app's token then updated).
+	msgNotCreatorApp = "Invalid app_id `%d` - check run can only be modified by the GitHub App that created it."
+)
+
+// checksWriteDenied answers 403 for a check-run write that GitHub refuses
+// to the request's token: any write by a user's token, and an update
+// (created is the app that created the check run) by another app's. It
+// reports whether it answered.
+func (s *Server) checksWriteDenied(w http.ResponseWriter, r *http.Request, route string, update bool, created string) bool {
+	app := s.appOf(r.Header.Get("Authorization"))
+	switch {
+	case app == "":
+		s.errorJSON(w, r, http.StatusForbidden, MsgChecksAppOnly, nil, docsURL(route))
+	case update && app != created:
+		s.errorJSON(w, r, http.StatusForbidden, fmt.Sprintf(msgNotCreatorApp, stableID("app:"+created)), nil, docsURL(route))
+	default:
+		return false
+	}
+	return true
 }
 
 // appJSON is GitHub's integration for the app slug.

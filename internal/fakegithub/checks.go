@@ -26,8 +26,9 @@ type CheckRun struct {
 	ExternalID string
 	Actions    []CheckRunAction
 	// App is the slug of the GitHub App that created it: AppActions for
-	// the workflow's own token (DefaultToken, DefaultReadOnlyToken),
-	// AppSlug for AppToken.
+	// the workflow's own token (DefaultToken, DefaultReadOnlyToken, the
+	// tokens of GrantToken), AppSlug for AppToken. Only that app may
+	// update it (checksWriteDenied).
 	App string
 }
 
@@ -224,7 +225,7 @@ func (s *Server) createCheckRun(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !s.specOK(w, r, RouteCreateCheckRun) {
+	if !s.specOK(w, r, RouteCreateCheckRun) || s.checksWriteDenied(w, r, RouteCreateCheckRun, false, "") {
 		return
 	}
 	app := s.appOf(r.Header.Get("Authorization"))
@@ -254,6 +255,12 @@ func (s *Server) updateCheckRun(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	c := s.checkRuns[i]
+	created := c.App
+	s.mu.Unlock()
+	if s.checksWriteDenied(w, r, RouteUpdateCheckRun, true, created) {
+		return
+	}
+	s.mu.Lock()
 	if b.Name != nil && *b.Name != "" {
 		c.Name = *b.Name
 	}

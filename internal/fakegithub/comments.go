@@ -17,7 +17,7 @@ type IssueComment struct {
 	Issue int // the pull request's number
 	Body  string
 	// User is the author's login (default "octocat"); Association its
-	// author_association (default "NONE").
+	// author_association ("": the one GitHub derives, Server.Association).
 	User, Association string
 	// Edits counts the edits through "Update an issue comment".
 	Edits int
@@ -179,7 +179,7 @@ func (s *Server) issueCommentJSON(c IssueComment) map[string]any {
 		"issue_url": fmt.Sprintf("%s/repos/%s/issues/%d", apiRoot, full, c.Issue),
 		"body":      c.Body, "user": userJSON(user, userType(user)),
 		"created_at": created, "updated_at": created,
-		"author_association": cmp.Or(c.Association, "NONE"),
+		"author_association": s.association(c.Association, user),
 	}
 }
 

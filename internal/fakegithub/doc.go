@@ -7,7 +7,10 @@
 // ref and its cache-mode, and workflow artifacts, uploaded through the
 // runtime services with a job's token and read back across refs through
 // the REST API (actions.go, actions_runtime.go; RuntimeClient is the
-// runner's side). It holds state, answers like GitHub (same JSON shapes,
+// runner's side), with concurrency groups' pending-job rule
+// (actions_concurrency.go). Every author_association is derived from the
+// login's place in the repository (associations.go), and a check run is
+// written only by the GitHub App that created it (apps.go). It holds state, answers like GitHub (same JSON shapes,
 // pagination with Link headers, the same 401, 403, 404 and 422 answers for
 // what GitHub rejects), records every request, and can be scripted to
 // answer a route with a rate limit or a server error a given number of

@@ -25,7 +25,10 @@ type PullRequest struct {
 	// User is the author's login (default "octocat"); UserType "User" or
 	// "Bot" (default "User").
 	User, UserType string
-	Files          []File
+	// Association is the author's author_association; "" means the one
+	// GitHub derives (Server.Association).
+	Association string
+	Files       []File
 	// ChangedFiles is the changed_files count; 0 means len(Files). Set it
 	// above MaxFiles to model a pull request the files API cuts.
 	ChangedFiles int
@@ -71,7 +74,8 @@ type ReviewComment struct {
 	Side, StartSide string
 	Body, CommitID  string
 	User            string
-	// Association is the author's author_association; "" means "NONE".
+	// Association is the author's author_association; "" means the one
+	// GitHub derives (Server.Association).
 	Association string
 	// InReplyTo is the id of the thread's first comment, for a reply.
 	InReplyTo int64
@@ -159,10 +163,7 @@ func (s *Server) pullJSON(pr *PullRequest) map[string]any {
 	if head == "" {
 		head = full
 	}
-	user, typ := pr.User, pr.UserType
-	if user == "" {
-		user = "octocat"
-	}
+	user, typ := prAuthor(pr), pr.UserType
 	if typ == "" {
 		typ = "User"
 	}
@@ -208,7 +209,7 @@ func (s *Server) pullJSON(pr *PullRequest) map[string]any {
 			"review_comments": link(u + "/comments"), "review_comment": link(apiRoot + "/repos/" + full + "/pulls/comments{/number}"),
 			"commits": link(u + "/commits"), "statuses": link(statuses),
 		},
-		"author_association": "CONTRIBUTOR", "auto_merge": nil,
+		"author_association": s.association(pr.Association, user), "auto_merge": nil,
 		"merged": false, "mergeable": nil, "rebaseable": nil, "mergeable_state": "unknown",
 		"merged_by": nil, "comments": 0, "review_comments": len(s.ReviewComments(pr.Number)),
 		"maintainer_can_modify": false, "commits": 1 + len(pr.OtherSHAs),
@@ -298,7 +299,7 @@ func (s *Server) commentJSON(pr *PullRequest, c ReviewComment) map[string]any {
 		"user": userJSON(user, userType(user)), "body": c.Body,
 		"created_at": created, "updated_at": created,
 		"html_url": html, "pull_request_url": pullURL(s.Owner, s.Repo, pr.Number),
-		"author_association": cmp.Or(c.Association, "NONE"),
+		"author_association": s.association(c.Association, user),
 		"_links": map[string]any{
 			"self": link(u), "html": link(html), "pull_request": link(pullURL(s.Owner, s.Repo, pr.Number)),
 		},
@@ -352,7 +353,7 @@ func (s *Server) reviewJSON(pr *PullRequest, rv Review) map[string]any {
 		"_links": map[string]any{
 			"html": link(html), "pull_request": link(pullURL(s.Owner, s.Repo, pr.Number)),
 		},
-		"author_association": "NONE",
+		"author_association": s.Association(user),
 	}
 	s.mu.Lock()
 	t, ok := s.times[rv.ID]

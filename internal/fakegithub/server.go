@@ -144,9 +144,13 @@ type Server struct {
 	// scoped are the tokens GrantToken minted, with their permissions.
 	scoped map[string]Permissions
 	// roles are the logins' repository roles (SetRole).
-	roles    map[string]string
-	faults   map[string][]*Fault
-	requests []Request
+	roles map[string]string
+	// orgMembers and committers are the logins of the owning
+	// organization's members and of the repository's committers
+	// (associations.go), lower-cased.
+	orgMembers, committers map[string]bool
+	faults                 map[string][]*Fault
+	requests               []Request
 	// times holds when each object (by id) was created and, for check
 	// runs, completed.
 	times      map[int64]objTimes

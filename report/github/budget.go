@@ -80,8 +80,9 @@ func (e *BudgetError) Unwrap() error { return ErrWriteBudget }
 // no time ("Handle rate limit errors appropriately",
 // rate-limits-for-the-rest-api.md), and the refused request is sent again
 // once after that wait when it fits; a wait that does not fit refuses the
-// request, unsent. The workflows' concurrency groups keep one run per pull
-// request, so the runs that share the limits are distinct pull requests'.
+// request, unsent. The review workflow's concurrency group keeps one review
+// run per pull request; command runs (a group per comment) and other pull
+// requests' runs share the limits too.
 type WriteBudget struct {
 	// PerMinute and PerHour are the limits; <= 0 means ContentPerMinute
 	// and ContentPerHour.

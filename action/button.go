@@ -61,5 +61,5 @@ func resumeNote(pub *ghreport.Publisher) string {
 	if ghbot.ButtonWorks(pub.App()) {
 		return "**Resume:** press *Resume review* above (people with write access), or comment `/warden resume`: only the items this review did not finish call the model."
 	}
-	return "**Resume:** comment `/warden resume` (a member, owner or collaborator): only the items this review did not finish call the model. A *Resume review* button needs the check run to come from a GitHub App's token (warden's README, \"The Resume review button\"): GitHub starts no workflow for a button on a check run its Actions token created."
+	return "**Resume:** comment `/warden resume` (someone with write access to the repository): only the items this review did not finish call the model. A *Resume review* button needs the check run to come from a GitHub App's token (warden's README, \"The Resume review button\"): GitHub starts no workflow for a button on a check run its Actions token created."
 }

@@ -32,9 +32,11 @@ func isCommandEvent(name string) bool {
 // command runs a /warden command from a comment event. The event runs with
 // the base repository's secrets and a write token, like
 // pull_request_target: only commenters the configuration trusts (by
-// author_association) run anything; anyone else gets a short reply and no
-// model call. The review itself follows the pull_request_target rules:
-// configuration and skills from the base revision, the head as data.
+// author_association, a first filter that costs no request) and, for a
+// command that acts, who may write to the repository (looked up: permit)
+// run anything; anyone else gets a short reply and no model call. The
+// review itself follows the pull_request_target rules: configuration and
+// skills from the base revision, the head as data.
 //
 // A review comment on a fork's pull request is the exception: GitHub runs
 // its workflow as the fork has it, read-only and without secrets, so the
@@ -57,11 +59,14 @@ func (a *runner) command(ctx context.Context, ev Event) (Result, error) {
 
 // runCommand decides on and runs the command of comment ce.
 func (a *runner) runCommand(ctx context.Context, event string, ce bot.Event) (Result, error) {
-	d := bot.Decide(ce.Comment, a.in.CommandTrust)
+	d := bot.Decide(ce.Comment, a.commandPolicy())
 	if d.Verdict != bot.Ignore {
 		if err := a.sealFor(ctx, ce.PullRequest); err != nil {
 			return Result{}, err
 		}
+	}
+	if d.Verdict == bot.NeedsPermission {
+		d = a.permit(ctx, ce, d)
 	}
 	gh := a.svc.GitHub
 	reply := func(body string) {
@@ -129,13 +134,33 @@ func (a *runner) runCommand(ctx context.Context, event string, ce bot.Event) (Re
 	return res, nil
 }
 
+// commandPolicy is the inputs' part of who may run a command.
+func (a *runner) commandPolicy() bot.Policy {
+	return bot.Policy{Trusted: a.in.CommandTrust, SelfAccept: a.in.AllowSelfAccept}
+}
+
+// permit resolves a command that needs the commenter's permission on the
+// repository: it is looked up the way the Resume review button and the
+// thumbs-down rule look it up (ghreport.Maintainers, one request), and bot
+// decides with the answer. A failed lookup refuses the command (bot's
+// reply says so) and the log says why.
+func (a *runner) permit(ctx context.Context, ce bot.Event, d bot.Decision) bot.Decision {
+	writers := &ghreport.Maintainers{Client: a.svc.GitHub}
+	access, err := writers.Access(ctx, ce.Comment.Author)
+	if err != nil {
+		a.gha.Warningf("warden: %v; the /warden %s command is not run", err, d.Command.Kind)
+		return d.Permit("", false)
+	}
+	return d.Permit(access.Role, access.Writes())
+}
+
 // recordCommand is a review comment's run on a fork's pull request: it
 // runs the fork's workflow file, with a read-only token and no secrets,
 // so it acts on nothing and only records the comment's id (ghbot's
 // command record) for action.yml's upload step; the follow-up workflow
 // (workflow_run, the default branch's file) acts on it and answers.
 func (a *runner) recordCommand(ce bot.Event) (Result, error) {
-	if d := bot.Decide(ce.Comment, a.in.CommandTrust); d.Verdict == bot.Ignore {
+	if d := bot.Decide(ce.Comment, a.commandPolicy()); d.Verdict == bot.Ignore {
 		return a.skip("pull_request_review_comment event: no command to run")
 	}
 	dir := filepath.Join(cmp.Or(a.svc.RunnerTemp, os.TempDir()), "warden-command")
@@ -154,11 +179,15 @@ func (a *runner) recordCommand(ce bot.Event) (Result, error) {
 
 // commandFollowUp is the privileged half of a command on a fork's pull
 // request: a workflow_run event of the commands workflow's run on a
-// pull_request_review_comment. It reads the comment id that run recorded,
-// and everything else from GitHub: the comment's text, author and
-// association, and its pull request, which must be the one whose head the
-// triggering run ran (a record naming another comment is refused). A
-// comment already taken up (warden's 👀 on it) is not run twice.
+// pull_request_review_comment. The triggering run must be of the
+// commands workflow the inputs name (command-workflow, its file, and
+// command-workflow-name): the follow-up workflow's `workflows:` filter
+// matches by name, which a fork's own workflow file can take. It reads the
+// comment id that run recorded, and everything else from GitHub: the
+// comment's text, author and association, and its pull request, which
+// must be the one whose head the triggering run ran (a record naming
+// another comment is refused). A comment already taken up (warden's 👀 on
+// it) is not run twice.
 func (a *runner) commandFollowUp(ctx context.Context, ev Event) (Result, error) {
 	data, err := ev.data()
 	if err != nil {
@@ -167,12 +196,19 @@ func (a *runner) commandFollowUp(ctx context.Context, ev Event) (Result, error) 
 	var e struct {
 		WorkflowRun *struct {
 			ID             int64     `json:"id"`
+			Name           string    `json:"name"`
+			Path           string    `json:"path"`
 			Event          string    `json:"event"`
 			CreatedAt      time.Time `json:"created_at"`
 			HeadRepository *struct {
 				FullName string `json:"full_name"`
 			} `json:"head_repository"`
 		} `json:"workflow_run"`
+		// Workflow is the run's workflow; older payloads carry its path
+		// only here.
+		Workflow *struct {
+			Path string `json:"path"`
+		} `json:"workflow"`
 	}
 	if err := json.Unmarshal(data, &e); err != nil || e.WorkflowRun == nil || e.WorkflowRun.ID == 0 {
 		return Result{}, inputErrorf("event file %s: not a workflow_run event with its run (mode full follows up the commands workflow's runs; to publish an analyze run's report, run warden with mode: report)", ev.Path)
@@ -180,6 +216,17 @@ func (a *runner) commandFollowUp(ctx context.Context, ev Event) (Result, error) 
 	run := e.WorkflowRun
 	if run.Event != bot.EventReviewComment {
 		return a.skip(fmt.Sprintf("workflow_run of a %s run: nothing to follow up (mode full follows up the commands workflow's pull_request_review_comment runs; mode report publishes an analyze run's report)", run.Event))
+	}
+	path := run.Path
+	if path == "" && e.Workflow != nil {
+		path = e.Workflow.Path
+	}
+	if path != a.in.CommandWorkflow || run.Name != a.in.CommandWorkflowName {
+		msg := fmt.Sprintf("run %d is of workflow %q (%s), not the commands workflow the inputs name (command-workflow-name %q, command-workflow %s): nothing was run. The follow-up's `workflows:` filter matches a workflow by name, which a fork's pull request can give a workflow of its own; set both inputs when the commands workflow is called otherwise",
+			run.ID, run.Name, cmp.Or(path, "no path"), a.in.CommandWorkflowName, a.in.CommandWorkflow)
+		a.gha.Warningf("warden: %s", msg)
+		a.gha.AddStepSummary("## warden: follow-up refused\n\n" + strings.ToUpper(msg[:1]) + msg[1:] + ".\n")
+		return a.skip("the triggering run is not of the commands workflow")
 	}
 	store := &ghbot.Store{Client: a.svc.GitHub, Storage: a.svc.Storage}
 	rec, ok, err := store.CommandRecorded(ctx, run.ID)
@@ -227,7 +274,7 @@ func (a *runner) commandFollowUp(ctx context.Context, ev Event) (Result, error) 
 	}
 	ce := bot.Event{
 		Comment: bot.Comment{Body: c.Body, Author: c.Author, AuthorType: c.AuthorType, Association: c.Association,
-			OnPullRequest: true, ReplyTo: c.ReplyTo, Action: "created"},
+			OnPullRequest: true, PullRequestAuthor: p.GetUser().GetLogin(), ReplyTo: c.ReplyTo, Action: "created"},
 		PullRequest: c.PullRequest, CommentID: c.ID, ReviewComment: true, HeadRepo: head,
 	}
 	return a.runCommand(ctx, bot.EventReviewComment, ce)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +78,14 @@ type Inputs struct {
 	// CommandTrust are the author associations whose /warden commands run
 	// (input command-associations); nil means bot.DefaultTrusted.
 	CommandTrust []string
+	// AllowSelfAccept lets a pull request's author `/warden accept` its
+	// incomplete review (input allow-self-accept), for a repository with
+	// one maintainer; by default someone else accepts it.
+	AllowSelfAccept bool
+	// CommandWorkflow and CommandWorkflowName are the commands workflow's
+	// file and name (inputs command-workflow, command-workflow-name): the
+	// workflow_run follow-up acts only on a run of that workflow.
+	CommandWorkflow, CommandWorkflowName string
 	// TokenLogin is the login the token posts as (input
 	// github-token-login); "" means ask GitHub (ghreport.Client.Identity).
 	TokenLogin string
@@ -84,8 +93,20 @@ type Inputs struct {
 
 // DefaultInputs are the inputs' defaults, as action.yml states them.
 func DefaultInputs() Inputs {
-	return Inputs{CheckName: "warden", IncompleteConclusion: ghreport.DefaultIncompleteConclusion, SkipDrafts: true, SkipBots: true, Mode: ModeFull}
+	return Inputs{CheckName: "warden", IncompleteConclusion: ghreport.DefaultIncompleteConclusion, SkipDrafts: true, SkipBots: true, Mode: ModeFull,
+		CommandWorkflow: DefaultCommandWorkflow, CommandWorkflowName: DefaultCommandWorkflowName}
 }
+
+// The commands workflow of the README (`.github/workflows/warden-commands.yml`,
+// `name: warden commands`), which its follow-up workflow follows.
+const (
+	DefaultCommandWorkflow     = ".github/workflows/warden-commands.yml"
+	DefaultCommandWorkflowName = "warden commands"
+)
+
+// workflowFile is a workflow's path as GitHub gives it in a run
+// (workflow_run.path): a file directly under .github/workflows.
+var workflowFile = regexp.MustCompile(`^\.github/workflows/[^/]+\.ya?ml$`)
 
 // ParseInputs reads the Action's inputs by their kebab-case names (get
 // returns "" for an input not set); they map 1:1 to flags and config keys.
@@ -143,6 +164,14 @@ func ParseInputs(get func(name string) string) (Inputs, error) {
 		}
 		in.CommandTrust = trust
 	}
+	r.boolean("allow-self-accept", &in.AllowSelfAccept)
+	if v := r.get("command-workflow"); v != "" {
+		if !workflowFile.MatchString(v) {
+			r.bad("input command-workflow: %q is not a workflow file's path (want .github/workflows/NAME.yml, the commands workflow's file)", v)
+		}
+		in.CommandWorkflow = v
+	}
+	in.CommandWorkflowName = cmp.Or(r.get("command-workflow-name"), in.CommandWorkflowName)
 	return in, errors.Join(r.errs...)
 }
 

@@ -40,8 +40,10 @@ func (a *runner) superseded(ctx context.Context, ce bot.Event, cmd bot.Command) 
 	for i := len(later) - 1; i >= 0; i-- { // the newest first: it is the one that runs
 		c := later[i]
 		d := bot.Decide(bot.Comment{Body: c.Body, Author: c.Author, AuthorType: c.AuthorType, Association: c.Association,
-			OnPullRequest: true, Action: "created"}, a.in.CommandTrust)
-		if d.Verdict != bot.Run || !bot.Supersedes(d.Command, cmd) || !writers.Trusted(ctx, c.Author) {
+			OnPullRequest: true, Action: "created"}, a.commandPolicy())
+		// A later review or resume needs write access to run (permit):
+		// only then does it supersede this one.
+		if d.Verdict != bot.NeedsPermission || !bot.Supersedes(d.Command, cmd) || !writers.Trusted(ctx, c.Author) {
 			continue
 		}
 		p, err := gh.PullRequest(ctx, ce.PullRequest)

@@ -1,9 +1,23 @@
 // Package bot owns warden's pull-request commands: reading `/warden ...`
-// out of a comment, deciding whether its author may run it (by GitHub's
-// author_association), and the short replies warden gives when it will not
-// run one. It knows nothing of GitHub's API or of reviews: the Action
-// library hands it a comment's text and facts, and does what the Decision
-// says.
+// out of a comment, deciding whether its author may run it, and the short
+// replies warden gives when it will not run one. It knows nothing of
+// GitHub's API or of reviews: the Action library hands it a comment's text
+// and facts, and does what the Decision says.
+//
+// Who may run what is decided in two steps, so that bot stays free of API
+// calls and a stranger costs none. Decide uses only what the event
+// carries: the author's association (the first filter, against the
+// configured list: anyone else is refused at once), the command's
+// grammar, and for `/warden accept` whether the commenter opened the pull
+// request (refused unless Policy.SelfAccept). `/warden help` then runs; a
+// command that acts (review and resume spend the model budget, dismiss
+// and accept change what the required check says) gets the verdict
+// NeedsPermission. The caller looks up the commenter's permission on the
+// repository (report/github's Maintainers, the lookup the Resume review
+// button and the thumbs-down rule use) and hands the answer to
+// Decision.Permit, which runs the command for write, maintain or admin
+// and refuses anything else, a failed lookup included, saying what is
+// needed.
 //
 // It imports only the standard library; it must not import any other
 // package of this module, go-github or go-githubactions.

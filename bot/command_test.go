@@ -51,48 +51,85 @@ func TestParse(t *testing.T) {
 
 func TestDecide(t *testing.T) {
 	t.Parallel()
-	base := Comment{Body: "/warden review", Author: "alice", AuthorType: "User", Association: "MEMBER", OnPullRequest: true, Action: "created"}
+	base := Comment{Body: "/warden review", Author: "alice", AuthorType: "User", Association: "MEMBER", OnPullRequest: true, PullRequestAuthor: "octocat", Action: "created"}
 	tests := []struct {
 		name    string
 		mod     func(*Comment)
-		trusted []string
+		policy  Policy
 		verdict Verdict
 		reply   string // substring of the reply
 	}{
-		{"member runs", nil, nil, Run, ""},
-		{"owner runs", func(c *Comment) { c.Association = "OWNER" }, nil, Run, ""},
-		{"collaborator runs", func(c *Comment) { c.Association = "collaborator" }, nil, Run, ""},
-		{"contributor refused", func(c *Comment) { c.Association = "CONTRIBUTOR"; c.Author = "mallory" }, nil, Refuse, "@mallory cannot run `/warden` commands on this repository: only OWNER, MEMBER, COLLABORATOR may (your association is CONTRIBUTOR). Nothing was run; later commands from untrusted commenters on this pull request get no reply."},
-		{"none refused", func(c *Comment) { c.Association = "" }, nil, Refuse, "(your association is NONE)"},
-		{"odd login not quoted", func(c *Comment) { c.Association = "NONE"; c.Author = "<img src=x>" }, nil, Refuse, "this commenter cannot run"},
-		{"configured: contributors too", func(c *Comment) { c.Association = "CONTRIBUTOR" }, []string{"OWNER", "CONTRIBUTOR"}, Run, ""},
-		{"configured: owner only", nil, []string{"OWNER"}, Refuse, "only OWNER may"},
-		{"bot ignored", func(c *Comment) { c.Author = "github-actions[bot]"; c.AuthorType = "Bot"; c.Association = "NONE" }, nil, Ignore, ""},
-		{"edit ignored", func(c *Comment) { c.Action = "edited" }, nil, Ignore, ""},
-		{"issue ignored", func(c *Comment) { c.OnPullRequest = false }, nil, Ignore, ""},
-		{"no command ignored", func(c *Comment) { c.Body = "LGTM" }, nil, Ignore, ""},
-		{"dismiss needs a reply", func(c *Comment) { c.Body = "/warden dismiss" }, nil, Refuse, "as a reply to one of warden's review comments"},
-		{"dismiss as reply", func(c *Comment) { c.Body = "/warden dismiss false positive"; c.ReplyTo = 42 }, nil, Run, ""},
-		{"dismiss naming a finding", func(c *Comment) { c.Body = "/warden dismiss w0123abc false positive" }, nil, Run, ""},
-		{"help", func(c *Comment) { c.Body = "/warden help" }, nil, Run, "`/warden resume`"},
-		{"accept by a member runs", func(c *Comment) { c.Body = "/warden accept outage" }, nil, Run, ""},
+		{"member needs permission", nil, Policy{}, NeedsPermission, ""},
+		{"owner needs permission", func(c *Comment) { c.Association = "OWNER" }, Policy{}, NeedsPermission, ""},
+		{"collaborator needs permission", func(c *Comment) { c.Association = "collaborator" }, Policy{}, NeedsPermission, ""},
+		{"contributor refused", func(c *Comment) { c.Association = "CONTRIBUTOR"; c.Author = "mallory" }, Policy{}, Refuse, "@mallory cannot run `/warden` commands on this repository: only OWNER, MEMBER, COLLABORATOR may (your association is CONTRIBUTOR), and every command but `/warden help` needs write, maintain or admin permission on the repository too. Nothing was run; later commands from untrusted commenters on this pull request get no reply."},
+		{"none refused", func(c *Comment) { c.Association = "" }, Policy{}, Refuse, "(your association is NONE)"},
+		{"odd login not quoted", func(c *Comment) { c.Association = "NONE"; c.Author = "<img src=x>" }, Policy{}, Refuse, "this commenter cannot run"},
+		{"configured: contributors too", func(c *Comment) { c.Association = "CONTRIBUTOR" }, Policy{Trusted: []string{"OWNER", "CONTRIBUTOR"}}, NeedsPermission, ""},
+		{"configured: owner only", nil, Policy{Trusted: []string{"OWNER"}}, Refuse, "only OWNER may"},
+		{"bot ignored", func(c *Comment) { c.Author = "github-actions[bot]"; c.AuthorType = "Bot"; c.Association = "NONE" }, Policy{}, Ignore, ""},
+		{"edit ignored", func(c *Comment) { c.Action = "edited" }, Policy{}, Ignore, ""},
+		{"issue ignored", func(c *Comment) { c.OnPullRequest = false }, Policy{}, Ignore, ""},
+		{"no command ignored", func(c *Comment) { c.Body = "LGTM" }, Policy{}, Ignore, ""},
+		{"dismiss needs a reply", func(c *Comment) { c.Body = "/warden dismiss" }, Policy{}, Refuse, "as a reply to one of warden's review comments"},
+		{"dismiss as reply", func(c *Comment) { c.Body = "/warden dismiss false positive"; c.ReplyTo = 42 }, Policy{}, NeedsPermission, ""},
+		{"dismiss naming a finding", func(c *Comment) { c.Body = "/warden dismiss w0123abc false positive" }, Policy{}, NeedsPermission, ""},
+		{"help runs without permission", func(c *Comment) { c.Body = "/warden help" }, Policy{}, Run, "`/warden resume`"},
+		{"accept by a member", func(c *Comment) { c.Body = "/warden accept outage" }, Policy{}, NeedsPermission, ""},
 		{"accept by a contributor refused", func(c *Comment) { c.Body = "/warden accept lgtm"; c.Association = "CONTRIBUTOR"; c.Author = "mallory" },
-			nil, Refuse, "@mallory cannot run `/warden` commands on this repository"},
-		{"unknown", func(c *Comment) { c.Body = "/warden `rm`" }, nil, Refuse, "`'rm'` is not a command"},
-		{"bad flag", func(c *Comment) { c.Body = "/warden review --all" }, nil, Refuse, `unknown argument "--all"`},
-		{"untrusted unknown still refused for trust", func(c *Comment) { c.Body = "/warden x"; c.Association = "NONE" }, nil, Refuse, "cannot run"},
+			Policy{}, Refuse, "@mallory cannot run `/warden` commands on this repository"},
+		{"accept by the author refused", func(c *Comment) { c.Body = "/warden accept mine"; c.PullRequestAuthor = "Alice" },
+			Policy{}, Refuse, "@alice opened this pull request, so cannot accept its incomplete review: someone else with write, maintain or admin permission on the repository accepts it, or, on a repository with one maintainer, the workflow sets the Action input `allow-self-accept: true`. Nothing was accepted."},
+		{"accept by the author allowed", func(c *Comment) { c.Body = "/warden accept mine"; c.PullRequestAuthor = "alice" }, Policy{SelfAccept: true}, NeedsPermission, ""},
+		{"accept without a known author refused", func(c *Comment) { c.Body = "/warden accept"; c.PullRequestAuthor = "" }, Policy{}, Refuse, "`allow-self-accept: true`"},
+		{"author's review needs permission", func(c *Comment) { c.PullRequestAuthor = "alice" }, Policy{}, NeedsPermission, ""},
+		{"unknown", func(c *Comment) { c.Body = "/warden `rm`" }, Policy{}, Refuse, "`'rm'` is not a command"},
+		{"bad flag", func(c *Comment) { c.Body = "/warden review --all" }, Policy{}, Refuse, `unknown argument "--all"`},
+		{"untrusted unknown still refused for trust", func(c *Comment) { c.Body = "/warden x"; c.Association = "NONE" }, Policy{}, Refuse, "cannot run"},
 	}
 	for _, tt := range tests {
 		c := base
 		if tt.mod != nil {
 			tt.mod(&c)
 		}
-		d := Decide(c, tt.trusted)
+		d := Decide(c, tt.policy)
 		if d.Verdict != tt.verdict || !strings.Contains(d.Reply, tt.reply) {
 			t.Errorf("%s: Decide(%+v) = %s %q, want %s with %q", tt.name, c, d.Verdict, d.Reply, tt.verdict, tt.reply)
 		}
-		if tt.verdict == Run && tt.reply == "" && d.Reply != "" {
+		if tt.verdict != Refuse && tt.reply == "" && d.Reply != "" {
 			t.Errorf("%s: Decide(...) replied %q to a command that runs", tt.name, d.Reply)
+		}
+	}
+}
+
+// TestPermit: a command that acts runs for a role that writes; a read,
+// triage or none role and a failed lookup ("" role) are refused, saying
+// what is needed and what the commenter has; help and refusals are left
+// as they are.
+func TestPermit(t *testing.T) {
+	t.Parallel()
+	c := Comment{Body: "/warden accept ok", Author: "rita", AuthorType: "User", Association: "COLLABORATOR", OnPullRequest: true, PullRequestAuthor: "octocat", Action: "created"}
+	tests := []struct {
+		body, role string
+		writes     bool
+		verdict    Verdict
+		reply      string
+	}{
+		{"/warden accept ok", "write", true, Run, ""},
+		{"/warden accept ok", "maintain", true, Run, ""},
+		{"/warden review", "admin", true, Run, ""},
+		{"/warden accept ok", "read", false, Refuse, "warden: `/warden accept` needs write, maintain or admin permission on the repository; @rita has read. Nothing was run."},
+		{"/warden resume", "triage", false, Refuse, "`/warden resume` needs write, maintain or admin permission on the repository; @rita has triage."},
+		{"/warden dismiss w0123abc", "none", false, Refuse, "`/warden dismiss` needs write, maintain or admin permission on the repository; @rita has none."},
+		{"/warden accept ok", "", false, Refuse, "`/warden accept` needs write, maintain or admin permission on the repository, and warden could not look up the permission of @rita"},
+		{"/warden help", "", false, Run, "**warden commands**"},
+		{"/warden x", "admin", true, Refuse, "is not a command"},
+	}
+	for _, tt := range tests {
+		c.Body = tt.body
+		d := Decide(c, Policy{}).Permit(tt.role, tt.writes)
+		if d.Verdict != tt.verdict || !strings.Contains(d.Reply, tt.reply) || (tt.reply == "" && d.Reply != "") {
+			t.Errorf("Decide(%q).Permit(%q, %v) = %s %q, want %s with %q", tt.body, tt.role, tt.writes, d.Verdict, d.Reply, tt.verdict, tt.reply)
 		}
 	}
 }

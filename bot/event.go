@@ -55,10 +55,16 @@ func ParseEvent(name string, payload []byte) (Event, error) {
 		Issue *struct {
 			Number      int              `json:"number"`
 			PullRequest *json.RawMessage `json:"pull_request"`
+			User        struct {
+				Login string `json:"login"`
+			} `json:"user"`
 		} `json:"issue"`
 		PullRequest *struct {
 			Number int `json:"number"`
-			Head   struct {
+			User   struct {
+				Login string `json:"login"`
+			} `json:"user"`
+			Head struct {
 				Repo *struct {
 					FullName string `json:"full_name"`
 				} `json:"repo"`
@@ -84,12 +90,14 @@ func ParseEvent(name string, payload []byte) (Event, error) {
 		if p.Issue.PullRequest != nil && string(*p.Issue.PullRequest) != "null" {
 			ev.PullRequest = p.Issue.Number
 			ev.Comment.OnPullRequest = true
+			ev.Comment.PullRequestAuthor = p.Issue.User.Login // a pull request's issue is opened by its author
 		}
 	case EventReviewComment:
 		if p.PullRequest == nil || p.PullRequest.Number <= 0 {
 			return Event{}, fmt.Errorf("%s event: %s", name, eventPayloadHasNoNumber)
 		}
 		ev.PullRequest, ev.ReviewComment, ev.Comment.OnPullRequest = p.PullRequest.Number, true, true
+		ev.Comment.PullRequestAuthor = p.PullRequest.User.Login
 		if r := p.PullRequest.Head.Repo; r != nil {
 			ev.HeadRepo = r.FullName
 		}

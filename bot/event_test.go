@@ -47,10 +47,13 @@ func TestParseEventExamples(t *testing.T) {
 				if err != nil || !ev.Comment.OnPullRequest || ev.PullRequest == 0 {
 					t.Errorf("%s on a pull request: %+v, %v", f, ev, err)
 				}
-			} else if !ev.ReviewComment || ev.PullRequest == 0 || !ev.Comment.OnPullRequest {
-				t.Errorf("%s: %+v, want a review comment on a pull request", f, ev)
+				if want := m["issue"].(map[string]any)["user"].(map[string]any)["login"]; ev.Comment.PullRequestAuthor != want {
+					t.Errorf("%s on a pull request: author of the pull request %q, want the issue's user %q", f, ev.Comment.PullRequestAuthor, want)
+				}
+			} else if !ev.ReviewComment || ev.PullRequest == 0 || !ev.Comment.OnPullRequest || ev.Comment.PullRequestAuthor == "" {
+				t.Errorf("%s: %+v, want a review comment on a pull request, with its author", f, ev)
 			}
-			d := Decide(ev.Comment, nil)
+			d := Decide(ev.Comment, Policy{})
 			if ev.Comment.Action != "created" && d.Verdict != Ignore {
 				t.Errorf("%s: a %s comment gave %s, want ignore", f, ev.Comment.Action, d.Verdict)
 			}
@@ -72,7 +75,7 @@ func TestParseEventErrors(t *testing.T) {
 		}
 	}
 	ev, err := ParseEvent(EventReviewComment, []byte(`{"action":"created","comment":{"id":5,"in_reply_to_id":3,"body":"/warden dismiss nope","author_association":"OWNER","user":{"login":"o","type":"User"}},"pull_request":{"number":9}}`))
-	if err != nil || ev.Comment.ReplyTo != 3 || Decide(ev.Comment, nil).Command.Reason != "nope" {
+	if err != nil || ev.Comment.ReplyTo != 3 || Decide(ev.Comment, Policy{}).Command.Reason != "nope" {
 		t.Errorf("dismiss reply = %+v, %v", ev, err)
 	}
 }

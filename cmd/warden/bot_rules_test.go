@@ -243,6 +243,7 @@ func TestLifeResumePaysOnlyForUnfinished(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newActionHarness(t, "high")
+			h.gh.SetRole("alice", fakegithub.RoleWrite) // a member: the commands that act need write access
 			h.config("[retry]\nmax_per_route = 0\nmax_per_item = 0\n")
 			tenFiles(h)
 			if tt.fork {
@@ -293,6 +294,7 @@ func TestLifeResumePaysOnlyForUnfinished(t *testing.T) {
 func TestLifeForkStateNeverFeedsPrivilegedRun(t *testing.T) {
 	t.Parallel()
 	h := newActionHarness(t, "high")
+	h.gh.SetRole("alice", fakegithub.RoleWrite) // a member: the commands that act need write access
 	h.pr.HeadRepo = forkRepo
 	h.gh.AddPullRequest(h.pr)
 	forkEvent := func() {
@@ -431,8 +433,8 @@ func forkPR(h *actionHarness) {
 }
 
 // workflowRunEvent writes the workflow_run event GitHub sends when run
-// completes (GitHub's own example payload, with the run's id, event and
-// head repository).
+// completes (GitHub's own example payload, with the run's id, workflow
+// name and path, event and head repository).
 func (h *actionHarness) workflowRunEvent(run fakegithub.WorkflowRun) {
 	h.t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "internal", "fakegithub", "testdata", "webhooks", "workflow_run", "01-completed.json"))
@@ -446,6 +448,9 @@ func (h *actionHarness) workflowRunEvent(run fakegithub.WorkflowRun) {
 	ev["action"] = "completed"
 	wr := ev["workflow_run"].(map[string]any)
 	wr["id"], wr["event"], wr["status"], wr["conclusion"] = run.ID, run.Event, "completed", "success"
+	wr["name"], wr["path"] = run.Name, run.Path
+	wf := ev["workflow"].(map[string]any)
+	wf["name"], wf["path"] = run.Name, run.Path
 	wr["created_at"] = time.Now().UTC().Format(time.RFC3339)
 	wr["head_repository"].(map[string]any)["full_name"] = cmp.Or(run.HeadRepo, testOwner+"/"+testRepo)
 	wr["repository"].(map[string]any)["full_name"] = testOwner + "/" + testRepo
@@ -492,6 +497,7 @@ func (h *actionHarness) writesSince(n int) []string {
 func TestLifeForkReviewThreadDismiss(t *testing.T) {
 	t.Parallel()
 	h := newActionHarness(t, "high")
+	h.gh.SetRole("alice", fakegithub.RoleAdmin) // the owner: the commands that act need write access
 	forkPR(h)
 	h.env["GITHUB_EVENT_NAME"] = "pull_request_target"
 	if res := h.runOnGitHub(context.Background(), targetRun); res.code != exitFindings {
@@ -626,6 +632,7 @@ func TestLifeForkRecordIsOnlyAnID(t *testing.T) {
 func TestLifeForkFollowUpRunsNothingOfTheFork(t *testing.T) {
 	t.Parallel()
 	h := newActionHarness(t, "high")
+	h.gh.SetRole("alice", fakegithub.RoleWrite) // a member: the commands that act need write access
 	var stolen atomic.Int64
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { stolen.Add(1) }))
 	t.Cleanup(collector.Close)
@@ -688,6 +695,7 @@ func manyFindings(perAnswer int) func(fakeopenai.Request) fakeopenai.Answer {
 func TestLife120FindingsKeepTheirPlace(t *testing.T) {
 	t.Parallel()
 	h := newActionHarness(t, "high")
+	h.gh.SetRole("alice", fakegithub.RoleAdmin) // the owner: the commands that act need write access
 	files := map[string]string{}
 	for i := range 12 {
 		files[fmt.Sprintf("svc%02d/handler.go", i)] = "package svc\n\n" + numbered(12, "// handler")

@@ -21,7 +21,8 @@ import (
 
 // commentEvent writes an issue_comment event for a comment on the pull
 // request, starting from GitHub's own example payload (which is on an
-// issue) with the pull request, the body and the author's association set.
+// issue) with the pull request (its number and author, as the fake
+// answers them), the body and the author's association set.
 func (h *actionHarness) commentEvent(id int64, body, login, association string) {
 	h.t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "internal", "fakegithub", "testdata", "webhooks", "issue_comment", "01-created.json"))
@@ -34,6 +35,7 @@ func (h *actionHarness) commentEvent(id int64, body, login, association string) 
 	}
 	issue := ev["issue"].(map[string]any)
 	issue["number"] = testPR
+	issue["user"].(map[string]any)["login"] = cmp.Or(h.pr.User, "octocat")
 	issue["pull_request"] = map[string]any{"url": "https://api.github.com/repos/" + testOwner + "/" + testRepo + "/pulls/7"}
 	c := ev["comment"].(map[string]any)
 	c["id"], c["body"], c["author_association"] = id, body, association
@@ -62,6 +64,7 @@ func (h *actionHarness) reactions(id int64) []string {
 func TestBotResume(t *testing.T) {
 	t.Parallel()
 	h := newActionHarness(t, "high")
+	h.gh.SetRole("alice", fakegithub.RoleWrite) // a member: the commands that act need write access
 	h.config("[retry]\nmax_per_route = 0\n")
 	var calls atomic.Int64
 	dead := atomic.Bool{}
@@ -160,6 +163,7 @@ func TestBotUntrustedCommand(t *testing.T) {
 func TestBotHelpAndDismiss(t *testing.T) {
 	t.Parallel()
 	h := newActionHarness(t, "high")
+	h.gh.SetRole("alice", fakegithub.RoleAdmin) // the owner: the commands that act need write access
 	if res := h.run(context.Background()); res.code != exitFindings {
 		t.Fatalf("first review: exit %d; stderr:\n%s", res.code, res.stderr)
 	}
@@ -209,7 +213,8 @@ func TestBotHelpAndDismiss(t *testing.T) {
 }
 
 // reviewCommentEvent writes a pull_request_review_comment event from
-// GitHub's example, for a reply (id) to the review comment root.
+// GitHub's example, for a reply (id) to the review comment root on the
+// harness's pull request (its number, author and head repository).
 func (h *actionHarness) reviewCommentEvent(id, root int64, body, login, association string) {
 	h.t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "internal", "fakegithub", "testdata", "webhooks", "pull_request_review_comment", "01-created.json"))
@@ -222,6 +227,7 @@ func (h *actionHarness) reviewCommentEvent(id, root int64, body, login, associat
 	}
 	pr := ev["pull_request"].(map[string]any)
 	pr["number"] = testPR
+	pr["user"].(map[string]any)["login"] = cmp.Or(h.pr.User, "octocat")
 	head := cmp.Or(h.pr.HeadRepo, testOwner+"/"+testRepo)
 	pr["head"].(map[string]any)["repo"].(map[string]any)["full_name"] = head
 	c := ev["comment"].(map[string]any)
@@ -599,6 +605,7 @@ func TestBotIncrementalPushWithCache(t *testing.T) {
 func TestBotReviewCommandOnDraft(t *testing.T) {
 	t.Parallel()
 	h := newActionHarness(t, "high")
+	h.gh.SetRole("alice", fakegithub.RoleWrite) // a collaborator: the commands that act need write access
 	h.env["INPUT_SKILLS"] = ""
 	h.pr.Draft = true
 	h.gh.AddPullRequest(h.pr)

@@ -220,6 +220,8 @@ func TestGateAccept(t *testing.T) {
 	}
 
 	// Anyone else: nothing changes.
+	h.gh.SetRole("alice", fakegithub.RoleWrite) // the member who accepts
+	h.gh.SetRole("bob", fakegithub.RoleAdmin)   // the owner
 	id := h.gh.AddIssueComment(testPR, fakegithub.IssueComment{Body: "/warden accept looks fine to me", User: "mallory", Association: "CONTRIBUTOR"})
 	h.commentEvent(id, "/warden accept looks fine to me", "mallory", "CONTRIBUTOR")
 	if res := h.run(context.Background()); res.code != exitOK {
@@ -326,6 +328,7 @@ func TestGateRewordedFindings(t *testing.T) {
 	}
 
 	// A member dismisses the finding on session.go's first hunk.
+	h.gh.SetRole("alice", fakegithub.RoleWrite)
 	var target fakegithub.ReviewComment
 	for _, c := range first {
 		if c.Path == "auth/session.go" {

@@ -51,6 +51,9 @@ var inputs = []struct{ name, def string }{
 	{"results-cache-secret", ""},
 	{"state-secret", ""},
 	{"command-associations", "OWNER,MEMBER,COLLABORATOR"},
+	{"allow-self-accept", "false"},
+	{"command-workflow", ".github/workflows/warden-commands.yml"},
+	{"command-workflow-name", "warden commands"},
 	{"version", ""},
 	{"verify-provenance", "true"},
 }

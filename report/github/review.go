@@ -38,6 +38,21 @@ const (
 // Measured in bytes, never less than GitHub's count.
 const MaxCommentBody = 65536
 
+// The largest suggestion an inline comment carries. GitHub takes 65,536
+// characters in a comment (MaxCommentBody), but a suggestion is committed
+// with one click, so it belongs in the comment only while a reviewer can
+// read all of it there: GitHub shows it as a diff of every line it
+// replaces. 100 lines is about two screens of that diff; 8,000 bytes is
+// the most review keeps of a model's suggestion (100 lines of 80
+// columns), so by size only a report file (mode report, up to 32 KiB)
+// reaches it. A longer one, such as a whole file rewritten, is left out
+// with one line saying why; the finding is posted, and the JSON report
+// keeps the suggestion.
+const (
+	MaxSuggestionLines = 100
+	MaxSuggestionBytes = 8000
+)
+
 // DefaultMaxComments is the cap on inline comments per review when
 // ReviewOptions.MaxComments is not positive. The rest go to the review body.
 const DefaultMaxComments = 50
@@ -126,7 +141,8 @@ func findingKeys(f review.Finding) [2]string {
 //     range is only partly inside a hunk is commented on that part, without
 //     a suggestion; one with no line in the diff goes to the body;
 //   - a suggestion block is added only when the comment covers exactly the
-//     finding's lines.
+//     finding's lines, and only up to MaxSuggestionLines and
+//     MaxSuggestionBytes.
 //
 // GitHub rejects the whole review with 422 when one comment does not fit its
 // diff, without saying which ("Pull request review thread line must be part
@@ -501,7 +517,9 @@ func within(ranges []LineRange, start, end int) bool {
 
 // commentBody renders one inline comment: severity and title, the
 // description, a suggestion block when the comment covers exactly the
-// finding's lines, and the hidden fingerprint marker. Model text is
+// finding's lines (a line saying why instead, for one over
+// MaxSuggestionLines or MaxSuggestionBytes), and the hidden fingerprint
+// marker. Model text is
 // neutralized; the suggestion sits in a fence it cannot close.
 //
 // A finding whose lines were guessed (Clamped) says so, and its suggestion
@@ -524,9 +542,14 @@ func markedCommentBody(f review.Finding, exact bool, repoURL, fpMarker string) s
 	start, end := lines(f)
 	if sug := strings.TrimSuffix(report.Sanitize(f.Suggestion), "\n"); f.Suggestion != "" {
 		fence := strings.Repeat("`", report.FenceLength(sug))
-		if exact {
+		n := strings.Count(sug, "\n") + 1
+		switch {
+		case n > MaxSuggestionLines || len(sug) > MaxSuggestionBytes:
+			fmt.Fprintf(&tail, "\n\n_Suggested change of %s left out: an inline suggestion holds at most %d lines (%d bytes), to be read whole before it is committed; the JSON report has it._",
+				review.Counted(n, "line", "lines"), MaxSuggestionLines, MaxSuggestionBytes)
+		case exact:
 			fmt.Fprintf(&tail, "\n\n%ssuggestion\n%s\n%s", fence, sug, fence)
-		} else {
+		default:
 			fmt.Fprintf(&tail, "\n\nSuggested replacement for lines %s (not applicable here: the diff shows only part of them):\n\n%s\n%s\n%s",
 				lineSpan(start, end), fence, sug, fence)
 		}

@@ -171,3 +171,32 @@ func TestCommentBody(t *testing.T) {
 		t.Errorf("commentBody(huge description) = %d bytes, want at most %d, with suggestion and marker", len(got), MaxCommentBody)
 	}
 }
+
+// TestCommentBodySuggestionCap: a suggestion up to MaxSuggestionLines and
+// MaxSuggestionBytes is in the comment, applicable or not; a longer one
+// (a whole file rewritten) is left out with one line saying why, and the
+// finding's title, description and marker stay.
+func TestCommentBodySuggestionCap(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 99) + "\n"
+	for _, tt := range []struct {
+		name, suggestion string
+		exact, shown     bool
+		why              string
+	}{
+		{"100 lines", strings.Repeat("y = 1\n", MaxSuggestionLines), true, true, ""},
+		{"101 lines", strings.Repeat("y = 1\n", MaxSuggestionLines+1), true, false, "_Suggested change of 101 lines left out: an inline suggestion holds at most 100 lines (8000 bytes)"},
+		{"101 lines, not applicable", strings.Repeat("y = 1\n", MaxSuggestionLines+1), false, false, "_Suggested change of 101 lines left out"},
+		{"81 long lines", strings.Repeat(long, 81), true, false, "_Suggested change of 81 lines left out"},
+		{"80 long lines", strings.Repeat(long, 80), true, true, ""},
+	} {
+		f := review.Finding{Severity: review.SeverityMedium, Title: "Rewrite", Description: "Simpler.", Path: "gen.go", StartLine: 1, EndLine: 200, Suggestion: tt.suggestion}
+		got := commentBody(f, tt.exact, "")
+		if shown := strings.Contains(got, strings.TrimSuffix(tt.suggestion, "\n")); shown != tt.shown {
+			t.Errorf("commentBody(%s) shows the suggestion: %v, want %v", tt.name, shown, tt.shown)
+		}
+		if !strings.Contains(got, tt.why) || !strings.Contains(got, "Rewrite") || !strings.Contains(got, "Simpler.") || !strings.HasSuffix(got, marker(f)) {
+			t.Errorf("commentBody(%s) = %.300q, want the finding, its marker and %q", tt.name, got, tt.why)
+		}
+	}
+}

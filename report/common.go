@@ -317,9 +317,14 @@ type headlineStyle struct {
 // were not reviewed, how many and why; the coverage of the change in
 // changed files and lines (review.Coverage, when the report has it): what
 // was not reviewed and why, what policy excluded; what came from the
-// results cache; then the findings.
+// results cache; then the findings, the duration, and last where the
+// change's text addresses the AI reviewer (AddressedNote).
 func headline(r *review.Report, st headlineStyle) string {
 	c := countItems(r)
+	addressed := ""
+	if note := AddressedNote(r); note != "" {
+		addressed = "; " + note
+	}
 	label := st.label(r.Outcome)
 	cov := &r.Coverage
 	switch r.Outcome {
@@ -336,7 +341,7 @@ func headline(r *review.Report, st headlineStyle) string {
 			if st.findingsFirst {
 				s = fmt.Sprintf("%s — %s, %s", label, findingsPhrase(r), items)
 			}
-			return s + scopeNote(r) + st.suffix
+			return s + scopeNote(r) + st.suffix + addressed
 		}
 	case review.OutcomeProviderUnavailable:
 		s := fmt.Sprintf("%s — %s of %s items reviewed", label, st.count(c.reviewed), st.count(c.planned))
@@ -347,7 +352,7 @@ func headline(r *review.Report, st headlineStyle) string {
 		if len(r.Findings) > 0 {
 			s += "; " + findingsPhrase(r)
 		}
-		return s + st.suffix
+		return s + st.suffix + addressed
 	}
 	// Partial, an unknown outcome, or a "complete" report whose items or
 	// coverage say otherwise: name the outcome as reported, and the gap:
@@ -368,7 +373,7 @@ func headline(r *review.Report, st headlineStyle) string {
 	} else {
 		s += st.noFindings
 	}
-	return s + st.suffix
+	return s + st.suffix + addressed
 }
 
 // limitNote is "; not reviewed: 1,022 files over max_files" when a

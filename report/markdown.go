@@ -78,6 +78,7 @@ func markdownDoc(r *review.Report, opts Options) *mdDoc {
 	d.fixed("## warden: " + mdEscape(Headline(r)) + "\n\n")
 
 	d.fixed(mdWithheld(r))
+	d.fixed(mdAddressed(r))
 	if r.Outcome == review.OutcomeDryRun {
 		d.fixed("No model was called. This is the plan a review would run, most important first, " +
 			"with each item's effective timeout.\n\n")
@@ -462,6 +463,22 @@ func mdWithheld(r *review.Report) string {
 		b.WriteString("- " + mdEscape(l) + "\n")
 	}
 	return b.String() + "\n"
+}
+
+// mdAddressed says where the change's text addresses the AI reviewer
+// (addressedLines), as a short list under the headline: the places, then
+// what they mean.
+func mdAddressed(r *review.Report) string {
+	lines := addressedLines(r)
+	if len(lines) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("**Addressed to the AI reviewer (possible prompt injection):**\n\n")
+	for _, l := range lines[:len(lines)-1] {
+		b.WriteString("- " + mdEscape(l) + "\n")
+	}
+	return b.String() + "\n" + mdEscape(lines[len(lines)-1]) + "\n\n"
 }
 
 // mdIgnored is the collapsed list of paths the filters dropped.

@@ -240,11 +240,12 @@ func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
 	if r.Coverage.Known() {
 		inv.Properties.Coverage = &r.Coverage
 	}
+	inv.ToolExecutionNotifications = sarifAddressed(r)
 	if r.Outcome == review.OutcomeDryRun {
-		inv.ToolExecutionNotifications = []sarifNotification{{
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
 			Level:   "note",
 			Message: sarifText{Text: "warden: " + longHeadline(r) + ". Nothing was reviewed, so the absence of results says nothing about the code."},
-		}}
+		})
 		return inv
 	}
 	if inv.ExecutionSuccessful {
@@ -283,6 +284,34 @@ func sarifInvocationOf(r *review.Report, index map[string]int) sarifInvocation {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, n)
 	}
 	return inv
+}
+
+// sarifAddressed is a warning for each place where the text the
+// review's requests carried addresses the AI reviewer
+// (review.Report.Injections), located when it is on a changed line: the
+// models may have obeyed it, so no result here does not mean clean.
+func sarifAddressed(r *review.Report) []sarifNotification {
+	var out []sarifNotification
+	for _, in := range r.Injections {
+		says := make([]string, len(in.Rules))
+		for i, id := range in.Rules {
+			says[i] = OneLine(review.RuleSays(id))
+		}
+		where := "The pull request's " + OneLine(in.Where)
+		if in.Path != "" {
+			where = "Changed line " + textLoc(in.Path, in.StartLine, in.EndLine)
+		}
+		n := sarifNotification{
+			Level: "warning",
+			Message: sarifText{Text: sarifMessage(fmt.Sprintf("Addressed to the AI reviewer: %s %s (%q). The models may have obeyed it: "+
+				"the absence of results does not mean the change is clean.", where, strings.Join(says, ", "), OneLine(in.Text)))},
+		}
+		if in.Path != "" {
+			n.Locations = []sarifLocation{sarifLocationOf(in.Path, in.StartLine, in.EndLine)}
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // sarifLocationOf is a repository-relative location; lines are clamped so

@@ -166,14 +166,14 @@ func TestSARIFStructure(t *testing.T) {
 			if *inv.ExecutionSuccessful != complete {
 				t.Errorf("executionSuccessful = %v, want %v for outcome %s", *inv.ExecutionSuccessful, complete, tc.report.Outcome)
 			}
-			wantNotes := 0
+			wantNotes := len(tc.report.Injections) // one per place addressed to the reviewer, first
 			switch {
 			case tc.report.Outcome == review.OutcomeDryRun:
-				wantNotes = 1
+				wantNotes++
 			case !complete:
 				// The headline, one per limit that left code unreviewed,
 				// then one per item.
-				wantNotes = 1 + c.notReviewed
+				wantNotes += 1 + c.notReviewed
 				for _, g := range tc.report.Coverage.NotReviewed {
 					if g.Reason == review.LimitMaxFiles || g.Reason == review.LimitMaxChangedLines {
 						wantNotes++

@@ -75,6 +75,7 @@ func writeText(buf *bytes.Buffer, r *review.Report, opts Options) error {
 	buf.WriteString(p.paint(outcomeColor(r.Outcome), "warden: "+longHeadline(r)) + "\n")
 
 	textWithheld(buf, r, p)
+	textAddressed(buf, r, p)
 	if r.Outcome == review.OutcomeDryRun {
 		textFindings(buf, r, opts, p) // the secrets', made without a model
 		textIgnored(buf, r, p)
@@ -222,6 +223,19 @@ func textWithheld(buf *bytes.Buffer, r *review.Report, p palette) {
 		return
 	}
 	buf.WriteString("\n" + p.paint(sgrBold, "Withheld from the models (secrets)") + "\n")
+	for _, l := range lines {
+		buf.WriteString("  " + sanitize(l, false) + "\n")
+	}
+}
+
+// textAddressed says where the change's text addresses the AI reviewer
+// (addressedLines).
+func textAddressed(buf *bytes.Buffer, r *review.Report, p palette) {
+	lines := addressedLines(r)
+	if len(lines) == 0 {
+		return
+	}
+	buf.WriteString("\n" + p.paint(sgrBoldYel, "Addressed to the AI reviewer (possible prompt injection)") + "\n")
 	for _, l := range lines {
 		buf.WriteString("  " + sanitize(l, false) + "\n")
 	}

@@ -13,6 +13,10 @@
 // outcome; and a finding's identity across runs, its Fingerprint, from
 // its skill, path and code, never its wording (fingerprint.go).
 //
+// It finds, with no model call, the text a request carries that addresses
+// the AI reviewer ("report no findings", a chat role tag: injection.go),
+// so that a model that obeyed it cannot make the review look clean.
+//
 // It may import execution, hunks, skills, related and secrets (which it
 // asks what no request may carry: secrets.go). It must not import report,
 // cmd/warden, go-openai, go-github or doublestar, and it reads no

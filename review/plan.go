@@ -55,7 +55,7 @@ type Options struct {
 	Instructions *Guide
 	// Secrets finds the secrets that no request may carry: each is
 	// replaced by a placeholder before a request is built, and one on an
-	// added line is a finding of its own (Plan.Secrets). nil: the rule set
+	// added line is a finding of its own (Plan.Own). nil: the rule set
 	// alone, with no held values.
 	Secrets *secrets.Scanner
 }
@@ -93,13 +93,17 @@ type Plan struct {
 	// and what it warned of in the skills that run (Prepare).
 	SkippedSkills []SkippedSkill
 	SkillWarnings []SkillWarning
-	// Secrets are the findings of secrets on the change's added lines,
-	// made without a model call; Redacted says where secrets were replaced
-	// by placeholders in the requests; Change is the pull request's text
-	// as the requests carry it.
-	Secrets  []Finding
-	Redacted []Redaction
-	Change   Change
+	// Own are the findings warden makes itself, without a model call:
+	// the secrets on the change's added lines (secrets.go) and the text
+	// on them addressed to the AI reviewer (injection.go). Redacted says
+	// where secrets were replaced by placeholders in the requests;
+	// Injections where the text the requests carry addresses the
+	// reviewer (the pull request's too); Change is the pull request's
+	// text as the requests carry it.
+	Own        []Finding
+	Redacted   []Redaction
+	Injections []Injection
+	Change     Change
 }
 
 // NewPlan pairs every chunk with every skill whose paths select it, builds
@@ -107,7 +111,9 @@ type Plan struct {
 // skills on a chunk), and computes its deadline on the engine's first
 // route. Chunks keep hunks' priority order; on one chunk, skills keep their
 // order. A path no skill selects is reported ignored with reason
-// "skill-filter".
+// "skill-filter". Secrets are replaced before any request carries them
+// (secrets.go), and text the requests carry that addresses the AI
+// reviewer is recorded (Plan.Injections; injection.go).
 func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error) {
 	if len(opts.Skills) == 0 {
 		return nil, fmt.Errorf("plan: no skill selected")
@@ -154,6 +160,7 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			continue
 		}
 		selected[c.Path] = true
+		p.addressed(c) // as the requests carry it
 		size := 1
 		if opts.BatchSkills {
 			size = len(on)
@@ -184,8 +191,30 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 		}
 	}
 	p.Instructions = pr.guide.report(p.Items)
-	p.Secrets, p.Redacted = g.findings, g.redacted
+	p.keepOwn(g)
 	return p, nil
+}
+
+// addressed records where the added lines of a chunk the requests carry
+// address the AI reviewer (Plan.Injections), each a finding of its own
+// (Plan.Own).
+func (p *Plan) addressed(c *hunks.Chunk) {
+	for _, in := range chunkInjections(c) {
+		p.Injections = append(p.Injections, in)
+		p.Own = append(p.Own, injectionFinding(c, in))
+	}
+}
+
+// keepOwn records what the plan found without a model: the secrets' of g
+// and their redactions, before the findings of the text addressed to the
+// AI reviewer; and, first among the injections, where the pull request's
+// text addresses it, when a request carries that text (every request
+// does; a plan without items sends none).
+func (p *Plan) keepOwn(g *guard) {
+	p.Own, p.Redacted = append(g.findings, p.Own...), g.redacted
+	if len(p.Items) > 0 {
+		p.Injections = append(changeInjections(p.Change), p.Injections...)
+	}
 }
 
 // skillFilters are the path filters of skills, by index.

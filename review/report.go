@@ -397,6 +397,12 @@ type Report struct {
 	// secrets on added lines are findings too (skill SecretsSkill), and
 	// the files withheld whole are in Ignored (reason "secret:<kind>").
 	Redacted []Redaction `json:"redacted,omitempty"`
+	// Injections list where the text the requests carried addresses the
+	// AI reviewer (injection.go; additive, omitted when none): the models
+	// may have obeyed it. One on an added line is a finding too (skill
+	// InjectionSkill); one in the pull request's title or description has
+	// no line to point at and is shown by every sink as a note.
+	Injections []Injection `json:"injections,omitempty"`
 }
 
 // Publisher sends a finished report somewhere: a terminal, a file, GitHub.

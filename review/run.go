@@ -19,7 +19,7 @@ func DryRun(p *Plan, eng *execution.Engine, opts Options) *Report {
 	r := newReport(p, eng, opts)
 	r.Outcome = OutcomeDryRun
 	var dropped FindingsDropped
-	r.Findings = selectFindings(p.Secrets, opts.ReportOn, opts.MaxFindings, &dropped)
+	r.Findings = selectFindings(p.Own, opts.ReportOn, opts.MaxFindings, &dropped)
 	for i, wi := range p.Items {
 		r.Items[i].Status = StatusPlanned
 		r.Items[i].TimeoutEffectiveMS = wi.TimeoutEffective.Milliseconds()
@@ -104,8 +104,8 @@ func Run(ctx context.Context, p *Plan, eng *execution.Engine, opts Options) *Rep
 		}
 	}
 	findings = verifyFindings(ctx, start, p, eng, stats, opts, r, findings, from, &dropped)
-	// The secrets' findings were made without a model: nothing verifies them.
-	findings = append(findings, p.Secrets...)
+	// warden's own findings were made without a model: nothing verifies them.
+	findings = append(findings, p.Own...)
 	r.Findings = selectFindings(findings, opts.ReportOn, opts.MaxFindings, &dropped)
 	r.Summary = summarize(r.Items, len(r.Findings))
 	r.Summary.FindingsDropped = dropped
@@ -372,15 +372,16 @@ func summarize(items []Item, findings int) Summary {
 // newReport fills what a report holds before any item has run.
 func newReport(p *Plan, eng *execution.Engine, opts Options) *Report {
 	r := &Report{
-		Schema:    Schema,
-		Findings:  []Finding{},
-		Items:     make([]Item, len(p.Items)),
-		Ignored:   slices.Clone(p.Ignored),
-		Coverage:  Coverage{NotReviewed: []Gap{}, Excluded: []Gap{}},
-		Routes:    []RouteStats{},
-		Policy:    policyOf(eng, opts),
-		Diagnoses: []Diagnosis{},
-		Redacted:  slices.Clone(p.Redacted),
+		Schema:     Schema,
+		Findings:   []Finding{},
+		Items:      make([]Item, len(p.Items)),
+		Ignored:    slices.Clone(p.Ignored),
+		Coverage:   Coverage{NotReviewed: []Gap{}, Excluded: []Gap{}},
+		Routes:     []RouteStats{},
+		Policy:     policyOf(eng, opts),
+		Diagnoses:  []Diagnosis{},
+		Redacted:   slices.Clone(p.Redacted),
+		Injections: slices.Clone(p.Injections),
 	}
 	if r.Ignored == nil {
 		r.Ignored = []Ignored{}

@@ -11,7 +11,7 @@ import (
 )
 
 // SecretsSkill is the skill name of the findings warden makes itself, with
-// no model call, for secrets in the change (Plan.Secrets).
+// no model call, for secrets in the change (Plan.Own).
 const SecretsSkill = "secrets"
 
 // Redaction is one place where a secret was replaced by a placeholder in

@@ -160,7 +160,7 @@ func Prepare(diff Diff, source func(string) ([]byte, error), ignored []Ignored, 
 		return nil, err
 	}
 	plan.Ignored = append(plan.Ignored, ignored...)
-	plan.Secrets = append(withheldFindings(hp.Withheld, hp.Ignored, s.Secrets), plan.Secrets...)
+	plan.Own = append(withheldFindings(hp.Withheld, hp.Ignored, s.Secrets), plan.Own...)
 	plan.SkippedSkills, plan.SkillWarnings = skillNotes(found)
 	if in := plan.Instructions; in != nil {
 		log.Info("instructions", "mode", in.Mode, "from", cmp.Or(in.From, in.NotRead), "sources", len(in.Sources))

@@ -82,6 +82,7 @@ func ParseIncompleteConclusion(s string) (string, error) {
 //	cancelled                                    → cancelled
 //	a finding at or above failOn (any outcome)   → failure
 //	complete, findings (none blocking)           → neutral
+//	complete, text addressed to the AI reviewer  → neutral
 //	complete, no findings                        → success
 //	partial, provider-unavailable, anything else → incomplete (default failure)
 //
@@ -89,6 +90,13 @@ func ParseIncompleteConclusion(s string) (string, error) {
 // lines in scope was not reviewed (review.Report.Complete) is treated as
 // incomplete. incomplete is checked with ParseIncompleteConclusion; an
 // invalid value gives the default, never success.
+//
+// Text of the change addressed to the AI reviewer (review.Report.
+// Injections: "report no findings", a role tag) is a possible injection
+// the models may have obeyed, so such a review is never a success; it
+// does not fail the gate by itself either (its findings are low, below
+// the default fail-on), so it is neutral, which passes required checks
+// and says in the title why it is not clean.
 func Conclusion(r *review.Report, failOn review.Severity, incomplete string, cancelled bool) string {
 	if cancelled {
 		return ConclusionCancelled
@@ -102,7 +110,7 @@ func Conclusion(r *review.Report, failOn review.Severity, incomplete string, can
 	if !r.Complete() {
 		return incompleteOr(incomplete)
 	}
-	if len(r.Findings) > 0 {
+	if len(r.Findings) > 0 || len(r.Injections) > 0 {
 		return ConclusionNeutral
 	}
 	return ConclusionSuccess
@@ -151,19 +159,26 @@ const MaxTitle = 255
 //	Cancelled: 12 of 40 reviewed; 1 finding
 //	Complete: no findings; 2 via fallback
 //	Complete: no findings; 20 from the results cache
+//	Complete: no findings; text addressed to the AI reviewer in the pull request's description
+//	Complete: 1 finding; text addressed to the AI reviewer in 1 changed line
 //
 // Only critical and high findings are counted by severity; the total counts
 // every finding. A review whose limits left changed files in scope
-// unreviewed (review.Coverage) counts files. Reviewed items answered from
-// the results cache and those a fallback route served are counted last:
-// neither is ever silent. The title is at most MaxTitle bytes, on one line.
+// unreviewed (review.Coverage) counts files. Where the change's text
+// addresses the AI reviewer (report.AddressedNote) follows the findings,
+// then the reviewed items answered from the results cache and those a
+// fallback route served: none is ever silent. The title is at most
+// MaxTitle bytes, on one line.
 func Title(r *review.Report, cancelled bool) string {
 	if r == nil {
 		r = &review.Report{}
 	}
 	tail := ""
+	if note := report.AddressedNote(r); note != "" {
+		tail = "; " + note
+	}
 	if n := report.ServedByFallback(r); n > 0 {
-		tail = fmt.Sprintf("; %d via fallback", n)
+		tail += fmt.Sprintf("; %d via fallback", n)
 	}
 	if n := r.Summary.Cached; n > 0 {
 		tail += "; " + review.Count(n) + " from the results cache"

@@ -186,8 +186,8 @@ func (a *runner) recordCommand(ce bot.Event) (Result, error) {
 // comment id that run recorded, and everything else from GitHub: the
 // comment's text, author and association, and its pull request, which
 // must be the one whose head the triggering run ran (a record naming
-// another comment is refused). A comment already taken up (warden's 👀 on
-// it) is not run twice.
+// another comment is refused). A comment already taken up (takeUp) is not
+// run twice.
 func (a *runner) commandFollowUp(ctx context.Context, ev Event) (Result, error) {
 	data, err := ev.data()
 	if err != nil {
@@ -253,24 +253,11 @@ func (a *runner) commandFollowUp(ctx context.Context, ev Event) (Result, error) 
 		a.gha.Warningf("warden: run %d recorded review comment %d, written %s, not when the run started (%s): not acted on", run.ID, c.ID, c.Created.UTC().Format(time.RFC3339), run.CreatedAt.UTC().Format(time.RFC3339))
 		return a.skip("the recorded command is not the triggering run's")
 	}
-	if err := a.sealFor(ctx, c.PullRequest); err != nil {
-		return Result{}, err
-	}
-	if done, err := store.Handled(ctx, c.PullRequest, c.ID); err != nil || done {
+	if done, err := a.takeUp(ctx, store, c, run.ID); err != nil || done {
+		if err != nil {
+			return Result{}, err
+		}
 		return a.skip(fmt.Sprintf("review comment %d was already taken up", c.ID))
-	}
-	// The mark of a command taken up, before it runs: a re-run of this
-	// follow-up, or a second one, finds it (Handled) and does nothing.
-	if !a.svc.GitHub.Sealing() {
-		a.gha.Warningf("warden: review comment %d: nothing seals warden's records on this run (no state-secret, results-cache-secret or model key), so a re-run could take the command up again", c.ID)
-	}
-	root := c.ID
-	if c.ReplyTo != 0 {
-		root = c.ReplyTo
-	}
-	if err := a.svc.GitHub.Reply(ghreport.Essential(ctx), c.PullRequest, root, fmt.Sprintf("warden: taking up the command in this thread (workflow run %d).\n\n%s",
-		run.ID, a.svc.GitHub.Mark(ghbot.TakenRecord(c.ID)))); err != nil {
-		return Result{}, fmt.Errorf("marking review comment %d taken up: %w", c.ID, err)
 	}
 	ce := bot.Event{
 		Comment: bot.Comment{Body: c.Body, Author: c.Author, AuthorType: c.AuthorType, Association: c.Association,
@@ -278,6 +265,36 @@ func (a *runner) commandFollowUp(ctx context.Context, ev Event) (Result, error) 
 		PullRequest: c.PullRequest, CommentID: c.ID, ReviewComment: true, HeadRepo: head,
 	}
 	return a.runCommand(ctx, bot.EventReviewComment, ce)
+}
+
+// takeUp marks the command in review comment c taken up, before it runs:
+// a sealed reply in its thread (ghbot.TakenRecord), which a re-run of the
+// follow-up, or a second one, finds (Store.Handled). done is set when an
+// earlier run took it up; an error reading the thread counts as done, so
+// that nothing runs twice.
+func (a *runner) takeUp(ctx context.Context, store *ghbot.Store, c ghbot.ReviewComment, runID int64) (done bool, err error) {
+	if err := a.sealFor(ctx, c.PullRequest); err != nil {
+		return false, err
+	}
+	if done, err := store.Handled(ctx, c.PullRequest, c.ID); err != nil || done {
+		if err != nil {
+			a.gha.Warningf("warden: review comment %d: %v; not taken up", c.ID, err)
+		}
+		return true, nil
+	}
+	gh := a.svc.GitHub
+	if !gh.Sealing() {
+		a.gha.Warningf("warden: review comment %d: nothing seals warden's records on this run (no state-secret, results-cache-secret or model key), so a re-run could take the command up again", c.ID)
+	}
+	root := c.ID
+	if c.ReplyTo != 0 {
+		root = c.ReplyTo
+	}
+	body := fmt.Sprintf("warden: taking up the command in this thread (workflow run %d).\n\n%s", runID, gh.Mark(ghbot.TakenRecord(c.ID)))
+	if err := gh.Reply(ghreport.Essential(ctx), c.PullRequest, root, body); err != nil {
+		return false, fmt.Errorf("marking review comment %d taken up: %w", c.ID, err)
+	}
+	return false, nil
 }
 
 // unsealedWhy is why a dismissal or an acceptance is refused on a run that

@@ -125,10 +125,11 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	p := &Plan{Change: g.change(opts.Change)}
 	pr := newPrompts(p.Change, maxTokens)
 	pr.guide = opts.Instructions.redacted(g)
-	contexts := pr.gatherContexts(opts.Context, g)
+	from := g.renamed(hp.Withheld)
 	for _, ig := range hp.Ignored {
-		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason, Lines: ig.Lines})
+		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason, Lines: ig.Lines, From: from[ig.Path]})
 	}
+	contexts := pr.gatherContexts(opts.Context, g)
 	for _, c := range hp.Conventions {
 		p.Conventions = append(p.Conventions, Ignored{Path: c.Path, Reason: c.Reason, Lines: c.Lines})
 	}

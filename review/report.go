@@ -184,6 +184,9 @@ type Ignored struct {
 	// Lines counts the changed lines the entry leaves unreviewed
 	// (hunks.Ignored.Lines); additive to the contract, omitted when 0.
 	Lines int `json:"lines,omitempty"`
+	// From is the name a renamed file had when that name is why it is
+	// withheld (hunks.Ignored.From); additive, omitted otherwise.
+	From string `json:"from,omitempty"`
 }
 
 // Summary counts items and findings.

@@ -282,7 +282,7 @@ func (a *runner) finish(ctx context.Context, rep *review.Report, pub *ghreport.P
 	var ledger *ghbot.Ledger
 	if pub != nil {
 		var more []string
-		more, ledger = a.followUp(ctx, pr, rep)
+		more, ledger, pub.Dismissed = a.followUp(ctx, pr, rep)
 		notes = append(notes, more...)
 		if ledger != nil {
 			pub.Posted, pub.Overflow = ledger.Posted(), ledger.Overflow(pr.HeadSHA)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -177,10 +176,11 @@ func (a *runner) incremental(ctx context.Context, ev Event, pr *PullRequest) (fu
 // comment (the ledger): it resolves the threads of findings this run no
 // longer reports on changed lines, with a reply naming the commit, marks
 // such ledger entries fixed, and leaves out the findings people
-// dismissed, counting them in the report. It returns the summary's notes
-// and the ledger, for the review to keep the findings that do not go
-// inline in (nil when it could not be read).
-func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Report) ([]string, *ghbot.Ledger) {
+// dismissed, counting them in the report. It returns the summary's notes,
+// the ledger, for the review to keep the findings that do not go inline
+// in (nil when it could not be read), and the findings it left out as
+// dismissed (whose markers are theirs, not a new finding's).
+func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Report) ([]string, *ghbot.Ledger, []review.Finding) {
 	gh := a.svc.GitHub
 	ledger, lerr := ghbot.LoadLedger(ctx, gh, pr.Number)
 	if lerr != nil {
@@ -228,14 +228,15 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 		fu.Resolve = nil // an unfinished review proves nothing fixed
 	}
 	if ledger != nil {
-		maps.Copy(fu.Suppressed, ledger.Suppressed())
+		fu.Held = append(fu.Held, ledger.Held()...)
 	}
 	var notes []string
 	if n := writers.Unchecked; n > 0 {
 		notes = append(notes, fmt.Sprintf("**Not counted:** the thumbs-down or resolution of %d %s whose repository permission was not checked (at most %d lookups a run, or GitHub did not answer); %s no finding.",
 			n, review.Plural(n, "login", "logins"), ghreport.MaxPermissionLookups, review.Plural(n, "it dismisses", "they dismiss")))
 	}
-	if n := ghreport.Suppress(rep, fu.Suppressed); n > 0 {
+	dismissed := ghreport.Suppress(rep, fu.Held)
+	if n := len(dismissed); n > 0 {
 		notes = append(notes, fmt.Sprintf("**Suppressed:** %d %s dismissed on this pull request (a `/warden dismiss`, a thumbs-down or a thread resolved without a code change) %s not shown again.",
 			n, review.Plural(n, "finding", "findings"), review.Plural(n, "is", "are")))
 	}
@@ -257,7 +258,7 @@ func (a *runner) followUp(ctx context.Context, pr *PullRequest, rep *review.Repo
 			notes = append(notes, "**Not resolved:** "+note)
 		}
 	}
-	return notes, ledger
+	return notes, ledger, dismissed
 }
 
 // changedSince says whether lines start..end of path at commit since

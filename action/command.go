@@ -373,7 +373,7 @@ func (a *runner) dismiss(ctx context.Context, ce bot.Event, cmd bot.Command, rep
 		if t.RootID != ce.Comment.ReplyTo {
 			continue
 		}
-		reply(dismissedText(ce.Comment.Author, cmd.Reason) + ". warden will not post this finding again on this pull request." + a.svc.GitHub.DismissedMarker(t.Fingerprint))
+		reply(dismissedText(ce.Comment.Author, cmd.Reason) + ". warden will not post this finding again on this pull request." + a.svc.GitHub.DismissedMarker(t.Mark.Fingerprint))
 		return true
 	}
 	reply("warden: `/warden dismiss` works as a reply to one of warden's own review comments; this thread is not one. Nothing was dismissed.")
@@ -429,8 +429,8 @@ func (a *runner) dismissByID(ctx context.Context, ce bot.Event, cmd bot.Command,
 	threads, err := gh.ReviewThreads(ctx, ce.PullRequest)
 	if err == nil {
 		for _, t := range threads {
-			if len(t.Fingerprint) >= 7 && "w"+t.Fingerprint[:7] == cmd.Target {
-				if err := gh.Reply(ghreport.Essential(ctx), ce.PullRequest, t.RootID, dismissedText(ce.Comment.Author, cmd.Reason)+". warden will not post this finding again on this pull request."+gh.DismissedMarker(t.Fingerprint)); err != nil {
+			if fp := t.Mark.Fingerprint; len(fp) >= 7 && "w"+fp[:7] == cmd.Target {
+				if err := gh.Reply(ghreport.Essential(ctx), ce.PullRequest, t.RootID, dismissedText(ce.Comment.Author, cmd.Reason)+". warden will not post this finding again on this pull request."+gh.DismissedMarker(fp)); err != nil {
 					a.gha.Warningf("warden: dismiss: %v", err)
 					return false
 				}

@@ -81,7 +81,13 @@ const (
 
 // LedgerEntry is one finding in the ledger.
 type LedgerEntry struct {
+	// FP, Twin and V are the finding's mark (report.Mark): its
+	// fingerprint, its twin and the rule's version, 0 for an entry an
+	// earlier version wrote (FP is then version 2's, and there is no
+	// twin).
 	FP       string `json:"fp"`
+	Twin     string `json:"tw,omitempty"`
+	V        int    `json:"v,omitempty"`
 	Severity string `json:"sev"`
 	Skill    string `json:"skill,omitempty"`
 	Path     string `json:"path"`
@@ -89,8 +95,8 @@ type LedgerEntry struct {
 	End      int    `json:"e,omitempty"`
 	Title    string `json:"t"`
 	State    string `json:"st,omitempty"`
-	// N tells apart findings with the same fingerprint (the same
-	// problem twice in a file): 0 for the first.
+	// N tells apart the ids of findings with the same fingerprint (the
+	// same problem on identical code twice in a file): 0 for the first.
 	N int `json:"n,omitempty"`
 	// By and Reason: who dismissed it and why; Commit: where it was fixed.
 	By     string `json:"by,omitempty"`
@@ -109,13 +115,22 @@ func (e LedgerEntry) ID() string {
 	return "w" + fp[:min(7, len(fp))]
 }
 
+// Mark is the entry's finding's mark.
+func (e LedgerEntry) Mark() report.Mark {
+	if e.V == 0 {
+		return report.Mark{Version: 2, Fingerprint: e.FP}
+	}
+	return report.Mark{Version: e.V, Fingerprint: e.FP, Twin: e.Twin}
+}
+
 type ledgerState struct {
 	// Head is the pull request's head when the ledger was last written:
 	// entries' lines are at it.
 	Head    string        `json:"head"`
 	Entries []LedgerEntry `json:"entries"`
-	// Known are the fingerprints of findings past MaxLedgerEntries,
-	// oldest first: on the pull request, not listed.
+	// Known are the marks of findings past MaxLedgerEntries, oldest
+	// first: on the pull request, not listed. Each is a mark's String, or
+	// a fingerprint alone an earlier version wrote (knownMark).
 	Known []string `json:"known,omitempty"`
 }
 
@@ -382,53 +397,75 @@ func encodeState(st ledgerState) string {
 // Entries returns the ledger's entries.
 func (l *Ledger) Entries() []LedgerEntry { return slices.Clone(l.state.Entries) }
 
-// Posted counts every finding the ledger holds, in any state, by
-// fingerprint: none of them is posted inline again.
-func (l *Ledger) Posted() map[string]int {
-	out := map[string]int{}
-	for _, e := range l.state.Entries {
-		out[e.FP]++
+// knownMark reads an entry of Known: a mark's String, or a fingerprint
+// alone, which an earlier version wrote (version 2's, as its entries'
+// FP).
+func knownMark(s string) report.Mark {
+	if m, ok := report.ParseMark(s); ok && m.Version == 3 {
+		return m
 	}
-	for _, fp := range l.state.Known {
-		out[fp]++
+	return report.Mark{Version: 2, Fingerprint: s}
+}
+
+// Posted are the marks of every finding the ledger holds, in any state,
+// one each: none of them is posted inline again.
+func (l *Ledger) Posted() []report.Mark {
+	out := make([]report.Mark, 0, len(l.state.Entries)+len(l.state.Known))
+	for _, e := range l.state.Entries {
+		out = append(out, e.Mark())
+	}
+	for _, s := range l.state.Known {
+		out = append(out, knownMark(s))
 	}
 	return out
 }
 
-// Suppressed are the dismissed entries' fingerprints, with why. A ledger
-// without a state key suppresses nothing: its record is not sealed, and
-// anyone posting as warden's login could have written it.
-func (l *Ledger) Suppressed() map[string]string {
-	out := map[string]string{}
-	if !l.client.Sealing() {
-		return out
-	}
+// Held are every finding the ledger holds, the dismissed ones with why
+// (for ghreport.Suppress). A ledger without a state key dismisses nothing:
+// its record is not sealed, and anyone posting as warden's login could
+// have written it.
+func (l *Ledger) Held() []ghreport.Held {
+	out := make([]ghreport.Held, 0, len(l.state.Entries)+len(l.state.Known))
 	for _, e := range l.state.Entries {
-		if e.State == EntryDismissed {
-			out[e.FP] = ghreport.SuppressedCommand
+		h := ghreport.Held{Mark: e.Mark()}
+		if e.State == EntryDismissed && l.client.Sealing() {
+			h.Suppressed = ghreport.SuppressedCommand
 		}
+		out = append(out, h)
+	}
+	for _, s := range l.state.Known {
+		out = append(out, ghreport.Held{Mark: knownMark(s)})
 	}
 	return out
 }
 
-// Add records findings as open entries. A fingerprint counts as often
-// as it is held (as review comments' markers do): a finding is added
-// when the ledger holds fewer of its fingerprint than fs has so far.
+// Add records findings as open entries: each that no finding the ledger
+// holds is (report.Match, so a mark held n times stands for n findings,
+// as review comments' markers do).
 func (l *Ledger) Add(fs []review.Finding) {
 	held := l.Posted()
-	seen := map[string]int{}
-	for _, f := range fs {
-		fp := report.Fingerprint(f)
-		seen[fp]++
-		if seen[fp] <= held[fp] {
+	taken := make([]bool, len(fs))
+	for _, i := range report.Match(held, fs) {
+		if i >= 0 {
+			taken[i] = true
+		}
+	}
+	same := map[string]int{} // entries by fingerprint, for N
+	for _, m := range held {
+		same[m.Fingerprint]++
+	}
+	for i, f := range fs {
+		if taken[i] {
 			continue
 		}
+		m := report.MarkOf(f)
 		start, end := f.StartLine, max(f.StartLine, f.EndLine)
 		l.state.Entries = append(l.state.Entries, LedgerEntry{
-			FP: fp, N: seen[fp] - 1, Severity: f.Severity.String(), Skill: f.Skill, Path: f.Path, Start: start, End: end,
+			FP: m.Fingerprint, Twin: m.Twin, V: m.Version, N: same[m.Fingerprint],
+			Severity: f.Severity.String(), Skill: f.Skill, Path: f.Path, Start: start, End: end,
 			Title: clip(report.OneLine(f.Title), 200),
 		})
-		held[fp]++
+		same[m.Fingerprint]++
 	}
 	l.bound()
 }
@@ -457,7 +494,7 @@ func (l *Ledger) trim(n int) {
 		l.state.Entries = slices.DeleteFunc(l.state.Entries, func(e LedgerEntry) bool {
 			if n > 0 && e.State == state {
 				n--
-				l.state.Known = append(l.state.Known, e.FP)
+				l.state.Known = append(l.state.Known, e.known())
 				return true
 			}
 			return false
@@ -465,11 +502,19 @@ func (l *Ledger) trim(n int) {
 	}
 	for i := len(l.state.Entries) - 1; i >= 0 && n > 0; i-- {
 		if e := l.state.Entries[i]; e.State == EntryOpen {
-			l.state.Known = append(l.state.Known, e.FP)
+			l.state.Known = append(l.state.Known, e.known())
 			l.state.Entries = slices.Delete(l.state.Entries, i, i+1)
 			n--
 		}
 	}
+}
+
+// known is the entry as Known keeps it (knownMark reads it back).
+func (e LedgerEntry) known() string {
+	if e.V == 0 {
+		return e.FP
+	}
+	return e.Mark().String()
 }
 
 // Find returns the entry whose id is id.
@@ -497,19 +542,28 @@ func (l *Ledger) Dismiss(id, login, reason string) (LedgerEntry, bool) {
 // head (changed, given the entry's path and lines at it), is fixed at
 // head, but only when the review was complete (an unfinished one proves
 // nothing fixed); a fixed entry the review reports again is open again.
-// It returns how many it marked fixed.
+// An entry's finding is the one of current its mark is (report.Match over
+// the open and fixed entries: current holds no dismissed finding, which
+// ghreport.Suppress left out). It returns how many it marked fixed.
 func (l *Ledger) Reconcile(current []review.Finding, complete bool, changed func(path string, start, end int) bool, head string) int {
-	now := map[string]bool{}
-	for _, f := range current {
-		now[report.Fingerprint(f)] = true
+	var marks []report.Mark
+	var which []int // entry of each mark
+	for i, e := range l.state.Entries {
+		if e.State != EntryDismissed {
+			marks, which = append(marks, e.Mark()), append(which, i)
+		}
+	}
+	now := make([]bool, len(l.state.Entries))
+	for k, j := range report.Match(marks, current) {
+		now[which[k]] = j >= 0
 	}
 	fixed := 0
 	for i := range l.state.Entries {
 		e := &l.state.Entries[i]
 		switch {
-		case e.State == EntryFixed && now[e.FP]:
+		case e.State == EntryFixed && now[i]:
 			e.State, e.Commit = EntryOpen, ""
-		case e.State == EntryOpen && complete && !now[e.FP] && changed != nil && changed(e.Path, e.Start, e.End):
+		case e.State == EntryOpen && complete && !now[i] && changed != nil && changed(e.Path, e.Start, e.End):
 			e.State, e.Commit = EntryFixed, head
 			fixed++
 		}

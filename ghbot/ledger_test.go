@@ -3,6 +3,7 @@ package ghbot
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -79,8 +80,14 @@ func TestLedgerRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"a.go": "//", "b.go": "dismissed/alice/", "c.go": "fixed//h2"}, got); diff != "" {
 		t.Errorf("entries read back (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]string{report.Fingerprint(fs[1]): ghreport.SuppressedCommand}, again.Suppressed()); diff != "" {
-		t.Errorf("Suppressed (-want +got):\n%s", diff)
+	suppressed := map[string]string{}
+	for _, h := range again.Held() {
+		if h.Suppressed != "" {
+			suppressed[h.Mark.String()] = h.Suppressed
+		}
+	}
+	if diff := cmp.Diff(map[string]string{report.MarkOf(fs[1]).String(): ghreport.SuppressedCommand}, suppressed); diff != "" {
+		t.Errorf("Held's suppressed (-want +got):\n%s", diff)
 	}
 	if again.Head() != "h2" || len(again.Posted()) != 3 {
 		t.Errorf("head %q, posted %v", again.Head(), again.Posted())
@@ -212,10 +219,11 @@ func TestLedgerConcurrentDismissals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(final.Suppressed()); n != len(fs) {
+	if n := len(dismissedIn(final)); n != len(fs) {
 		t.Errorf("%d dismissals kept of %d confirmed", n, len(fs))
 	}
-	if _, ok := final.Posted()[report.Fingerprint(finding("new.go", 3, "New finding"))]; !ok || len(final.Entries()) != len(fs)+1 {
+	own := report.MarkOf(finding("new.go", 3, "New finding"))
+	if !slices.Contains(final.Posted(), own) || len(final.Entries()) != len(fs)+1 {
 		t.Errorf("the review's own finding was lost: %d entries", len(final.Entries()))
 	}
 	body := gh.IssueComments(5)[0].Body
@@ -240,8 +248,8 @@ func TestLedgerForgedPathAndUnsealedState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Suppressed()) != 0 || len(l.Posted()) != 1 {
-		t.Errorf("an unsealed ledger: suppressed %v, posted %v; want nothing suppressed, its fingerprint known", l.Suppressed(), l.Posted())
+	if len(dismissedIn(l)) != 0 || len(l.Posted()) != 1 {
+		t.Errorf("an unsealed ledger: suppressed %v, posted %v; want nothing suppressed, its fingerprint known", dismissedIn(l), l.Posted())
 	}
 	l.Add([]review.Finding{finding(" "+forged+".go", 1, "Finding on a hostile path")})
 	if err := l.Save(ctx, "h1"); err != nil {
@@ -255,7 +263,18 @@ func TestLedgerForgedPathAndUnsealedState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(again.Suppressed()) != 0 {
-		t.Errorf("the save sealed an unsealed dismissal: %v", again.Suppressed())
+	if len(dismissedIn(again)) != 0 {
+		t.Errorf("the save sealed an unsealed dismissal: %v", dismissedIn(again))
 	}
+}
+
+// dismissedIn are the marks l holds as dismissed (Held with a reason).
+func dismissedIn(l *Ledger) []report.Mark {
+	var out []report.Mark
+	for _, h := range l.Held() {
+		if h.Suppressed != "" {
+			out = append(out, h.Mark)
+		}
+	}
+	return out
 }

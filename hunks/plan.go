@@ -377,7 +377,7 @@ func (h *worstFirst) Pop() any {
 // read whatever its name says.
 func filter(f *File, cut tail, ignore rules, opts Options) (*candidate, string) {
 	p := f.Path()
-	if kind := secrets.Withheld(p); kind != "" {
+	if kind, _ := WithheldBy(f); kind != "" {
 		return nil, "secret:" + kind
 	}
 	r, matched := ignore.lastMatch(p)
@@ -415,6 +415,20 @@ func filter(f *File, cut tail, ignore rules, opts Options) (*candidate, string) 
 		return c, "generated"
 	}
 	return c, byName
+}
+
+// WithheldBy is the kind of secret f is by its name (secrets.Withheld),
+// and the name that says so: its path, else the path it had before the
+// change renamed or copied it (deploy/.env renamed deploy/env.txt holds
+// what .env held). "" when neither name says anything. The plan withholds
+// such a file (reason "secret:<kind>", Plan.Withheld).
+func WithheldBy(f *File) (kind, name string) {
+	for _, name := range []string{f.Path(), f.OldPath} {
+		if kind := secrets.Withheld(name); name != "" && kind != "" {
+			return kind, name
+		}
+	}
+	return "", ""
 }
 
 // changedLines counts f's added and deleted lines, and the bytes added.

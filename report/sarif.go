@@ -2,8 +2,6 @@ package report
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -21,12 +19,13 @@ const (
 	sarifInformationURI = "https://github.com/org/warden"
 	sarifSrcRoot        = "%SRCROOT%"
 	// FingerprintKey is the partialFingerprints key of every SARIF result.
-	// Its value is the finding's Fingerprint (skill, path and the code it
-	// is on, never its wording) plus ":n", the occurrence of that
-	// fingerprint in the run, so that re-runs match alerts however the
-	// model words them, while two findings on the same code stay distinct.
-	// v2: v1 hashed the title.
-	FingerprintKey = "wardenFingerprint/v2"
+	// Its value is the finding's Fingerprint (skill, path and the code of
+	// its own lines, never its wording or the code beside it) plus ":n",
+	// the occurrence of that fingerprint in the run, so that re-runs match
+	// alerts however the model words them and whatever is edited beside
+	// them, while two findings on the same code stay distinct. v3: v2
+	// hashed two lines on each side in, v1 the title.
+	FingerprintKey = "wardenFingerprint/v3"
 )
 
 type sarifLog struct {
@@ -346,28 +345,4 @@ func artifactURI(path string) string {
 		}
 	}
 	return b.String()
-}
-
-// Fingerprint is a finding's stable identity across runs: the one review
-// computed from its skill, path and the code it is on
-// (review.Finding.Fingerprint), 32 hex digits; for a finding without a
-// valid one (a report of an older version), LegacyFingerprint.
-func Fingerprint(f review.Finding) string {
-	if len(f.Fingerprint) == 32 && strings.Trim(f.Fingerprint, "0123456789abcdef") == "" {
-		return f.Fingerprint
-	}
-	return LegacyFingerprint(f)
-}
-
-// LegacyFingerprint is the identity earlier versions gave a finding: a
-// hash of its skill, path and title (white space collapsed). It is read
-// only to recognize the markers those versions posted, so that their
-// threads and dismissals keep counting while the wording stays the same.
-func LegacyFingerprint(f review.Finding) string {
-	h := sha256.New()
-	for _, s := range []string{OneLine(f.Skill), strings.TrimSpace(f.Path), OneLine(f.Title)} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
 }

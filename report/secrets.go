@@ -15,6 +15,9 @@ func withheldLines(r *review.Report) []string {
 	var files []string
 	for _, ig := range r.Ignored {
 		if kind, ok := strings.CutPrefix(ig.Reason, "secret:"); ok {
+			if ig.From != "" {
+				kind += ", by its name before the rename, " + ig.From
+			}
 			files = append(files, fmt.Sprintf("%s (%s)", OneLine(ig.Path), OneLine(kind)))
 		}
 	}

@@ -9,47 +9,65 @@ import (
 )
 
 // FingerprintContext is how many non-blank lines of code on each side of
-// a finding's lines its fingerprint takes, so that two findings of a skill
-// on the same text ("return err") in one file are told apart.
+// a finding's lines its Twin takes, so that two findings of a skill on the
+// same text ("return err") in one file are told apart.
 const FingerprintContext = 2
 
-// fingerprintVersion names the rule of fingerprintOf; it is hashed in, so
-// that a change of the rule is a change of every fingerprint.
-const fingerprintVersion = "warden.fingerprint/v2"
+// The rules of identify, hashed in so that a change of a rule is a change
+// of every value it gives: fingerprintVersion for Finding.Fingerprint,
+// twinVersion for Finding.Twin, priorVersion for Finding.PriorFingerprint
+// (the rule of the version before, kept to read its markers).
+const (
+	fingerprintVersion = "warden.fingerprint/v3"
+	twinVersion        = "warden.twin/v3"
+	priorVersion       = "warden.fingerprint/v2"
+)
 
-// fingerprintOf is a finding's identity across runs, from what the model
-// cannot rephrase: its skill, its path, the new-side content of the lines
-// it is anchored on (white space collapsed, blank lines left out) and up to
-// FingerprintContext non-blank lines of code on each side, as the chunk
-// shows them. Not its line numbers (code above it moves them) and not its
-// title or description (a model rewords them from run to run). 32 hex
-// digits. Dedup, dismissals and the "fixed" decision all read it: when the
-// code under a finding changes, its fingerprint does.
-func fingerprintOf(c *hunks.Chunk, f Finding) string {
+// identify sets f's identity across runs from what the model cannot
+// rephrase, as the chunk c shows the code (never its line numbers, which
+// code above it moves, nor its title or description, which a model rewords
+// from run to run):
+//
+//   - Fingerprint, 32 hex digits: its skill, its path and the new-side
+//     content of the lines it is anchored on (white space collapsed, blank
+//     lines left out). Dedup, dismissals and the "fixed" decision match on
+//     it: when the code under a finding changes, its fingerprint does; an
+//     edit beside it does not.
+//   - Twin, 16 hex digits: up to FingerprintContext non-blank lines of code
+//     on each side. Only to tell apart two findings of one skill on
+//     identical code in one file (report.Match): a finding whose
+//     neighbours change is still itself.
+//   - PriorFingerprint: the fingerprint the version before gave (its lines
+//     and neighbours in one hash), read only to recognise that version's
+//     markers while the code and its neighbours stay the same.
+func identify(c *hunks.Chunk, f *Finding) {
 	text := chunkText(c)
+	lo, hi := f.StartLine, max(f.StartLine, f.EndLine)
+	var own []string
+	for n := lo; n <= hi; n++ {
+		if s := OneLine(text[n]); s != "" {
+			own = append(own, s)
+		}
+	}
+	before, after := around(text, lo, -1), around(text, hi, +1)
+	head := []string{OneLine(f.Skill), strings.TrimSpace(f.Path)}
+
+	f.Fingerprint = hash(32, append(append([]string{fingerprintVersion}, head...), own...))
+	f.Twin = hash(16, append(append(append([]string{twinVersion}, before...), ""), after...))
+	prior := append(append([]string{priorVersion}, head...), own...)
+	prior = append(append(append(prior, ""), before...), "")
+	f.PriorFingerprint = hash(32, append(prior, after...))
+}
+
+// hash is the first digits hex digits of the SHA-256 of fields, each
+// ended by a NUL byte.
+func hash(digits int, fields []string) string {
 	h := sha256.New()
-	field := func(s string) {
+	for _, s := range fields {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
-	field(fingerprintVersion)
-	field(OneLine(f.Skill))
-	field(strings.TrimSpace(f.Path))
-	lo, hi := f.StartLine, max(f.StartLine, f.EndLine)
-	for n := lo; n <= hi; n++ {
-		if s := OneLine(text[n]); s != "" {
-			field(s)
-		}
-	}
-	field("") // the anchored lines end here
-	for _, s := range around(text, lo, -1) {
-		field(s)
-	}
-	field("")
-	for _, s := range around(text, hi, +1) {
-		field(s)
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	return hex.EncodeToString(h.Sum(nil)[:digits/2])
 }
 
 // chunkText is the new-side text the chunk knows, by line number: its

@@ -322,6 +322,6 @@ func injectionFinding(c *hunks.Chunk, in Injection) Finding {
 			"Remove the text; if it belongs to the code (a test of prompt handling, say), dismiss this finding.",
 			what, strings.Join(says, ", "), in.Text),
 	}
-	f.Fingerprint = fingerprintOf(c, f)
+	identify(c, &f)
 	return f
 }

@@ -131,10 +131,11 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 	p := &Plan{Change: g.change(opts.Change)}
 	pr := newPrompts(p.Change, maxTokens)
 	pr.guide = opts.Instructions.redacted(g)
-	contexts := pr.gatherContexts(opts.Context, g)
+	from := g.renamed(hp.Withheld)
 	for _, ig := range hp.Ignored {
-		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason, Lines: ig.Lines})
+		p.Ignored = append(p.Ignored, Ignored{Path: ig.Path, Reason: ig.Reason, Lines: ig.Lines, From: from[ig.Path]})
 	}
+	contexts := pr.gatherContexts(opts.Context, g)
 	for _, c := range hp.Conventions {
 		p.Conventions = append(p.Conventions, Ignored{Path: c.Path, Reason: c.Reason, Lines: c.Lines})
 	}
@@ -179,6 +180,15 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			}
 		}
 	}
+	p.ignoreUnselected(hp, unselected, selected)
+	p.Instructions = pr.guide.report(p.Items)
+	p.keepOwn(g)
+	return p, nil
+}
+
+// ignoreUnselected lists the paths no skill selected as ignored with reason
+// "skill-filter", each once, with the changed lines it has in hp.
+func (p *Plan) ignoreUnselected(hp *hunks.Plan, unselected []string, selected map[string]bool) {
 	lines := map[string]int{}
 	for _, c := range hp.Chunks {
 		lines[c.Path] += c.Added + c.Deleted
@@ -190,9 +200,6 @@ func NewPlan(hp *hunks.Plan, eng *execution.Engine, opts Options) (*Plan, error)
 			p.Ignored = append(p.Ignored, Ignored{Path: path, Reason: "skill-filter", Lines: lines[path]})
 		}
 	}
-	p.Instructions = pr.guide.report(p.Items)
-	p.keepOwn(g)
-	return p, nil
 }
 
 // addressed records where the added lines of a chunk the requests carry

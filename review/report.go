@@ -50,10 +50,18 @@ type Finding struct {
 	Verification       string `json:"verification,omitempty"`
 	VerificationReason string `json:"verification_reason,omitempty"`
 	// Fingerprint is the finding's identity across runs, from its skill,
-	// path and the code it is on, never its wording or line numbers
-	// (fingerprintOf): 32 hex digits. Additive; omitted when unknown (a
-	// report of an older version).
+	// path and the code of its own lines, never its wording, its line
+	// numbers or the code beside it (identify): 32 hex digits. Additive;
+	// omitted when unknown (a report of an older version).
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Twin tells apart findings with the same Fingerprint (one skill on
+	// identical code twice in a file), from the code on each side:
+	// 16 hex digits, never matched on alone (report.Match).
+	Twin string `json:"twin,omitempty"`
+	// PriorFingerprint is the fingerprint the version before gave (the
+	// code and two lines on each side in one hash), read only to recognise
+	// the markers and records it left on a pull request.
+	PriorFingerprint string `json:"prior_fingerprint,omitempty"`
 }
 
 // Attempt is one model call made for an item.
@@ -176,6 +184,9 @@ type Ignored struct {
 	// Lines counts the changed lines the entry leaves unreviewed
 	// (hunks.Ignored.Lines); additive to the contract, omitted when 0.
 	Lines int `json:"lines,omitempty"`
+	// From is the name a renamed file had when that name is why it is
+	// withheld (hunks.Ignored.From); additive, omitted otherwise.
+	From string `json:"from,omitempty"`
 }
 
 // Summary counts items and findings.

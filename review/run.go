@@ -250,7 +250,7 @@ func (idx routeIndex) answer(it *Item, wi *WorkItem, res execution.Result, size 
 	}
 	got := validate(raw, lines, base, dropped)
 	for i := range got {
-		got[i].Fingerprint = fingerprintOf(wi.Chunk, got[i])
+		identify(wi.Chunk, &got[i])
 	}
 	return got
 }

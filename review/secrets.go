@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -39,13 +40,17 @@ type guard struct {
 	findings []Finding
 	redacted []Redaction
 	seen     map[Finding]bool
+	// names are the files of the change the plan withheld as secrets by
+	// the name they had before the change renamed them, by their new
+	// path (which says nothing by itself), with their kind.
+	names map[string]string
 }
 
 func newGuard(s *secrets.Scanner) *guard {
 	if s == nil {
 		s = secrets.NewScanner()
 	}
-	return &guard{scanner: s, seen: map[Finding]bool{}}
+	return &guard{scanner: s, seen: map[Finding]bool{}, names: map[string]string{}}
 }
 
 // viewLine is one line of a chunk as its request shows it.
@@ -189,12 +194,26 @@ func (g *guard) context(cx *related.Context) {
 	}
 	for i := range cx.Parts {
 		p := &cx.Parts[i]
-		if kind := secrets.Withheld(p.Path); kind != "" {
+		if kind := cmp.Or(secrets.Withheld(p.Path), g.names[p.Path]); kind != "" {
 			p.Text = "[file withheld: a secret by its name (" + kind + ")]\n"
 			continue
 		}
 		p.Text = g.text(p.Text, p.Path, "related", p.StartLine)
 	}
+}
+
+// renamed records the files of withheld (the plan's, Plan.Withheld) that
+// are secrets by the name they had before the change renamed or copied
+// them (hunks.WithheldBy), whose new path says nothing: the context beyond
+// a chunk withholds them too. It returns their old names by new path.
+func (g *guard) renamed(withheld []*hunks.File) map[string]string {
+	from := map[string]string{}
+	for _, f := range withheld {
+		if kind, name := hunks.WithheldBy(f); name != f.Path() {
+			from[f.Path()], g.names[f.Path()] = name, kind
+		}
+	}
+	return from
 }
 
 // withheldFindings are the findings of the files of the change that the

@@ -576,7 +576,7 @@ func TestLifeForkReviewThreadDismiss(t *testing.T) {
 	if res := h.runOnGitHub(context.Background(), targetRun); res.code > exitFindings {
 		t.Fatalf("push: exit %d; stderr:\n%s", res.code, res.stderr)
 	}
-	if n := strings.Count(bodies(h.gh.ReviewComments(testPR)), "warden:fp:v2:"+fp); n != 1 {
+	if n := strings.Count(bodies(h.gh.ReviewComments(testPR)), "warden:fp:v3:"+fp); n != 1 {
 		t.Errorf("the dismissed finding's marker is on the pull request %d times, want once (not posted again)", n)
 	}
 	if cr := h.lastCheckRun(); !strings.Contains(cr.Summary, "**Suppressed:** 1 finding dismissed") {

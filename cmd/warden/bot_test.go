@@ -206,7 +206,7 @@ func TestBotHelpAndDismiss(t *testing.T) {
 		if !bytes.Contains(report, []byte(`"suppressed": 1`)) {
 			t.Errorf("push %d: report does not count the suppressed finding", push+1)
 		}
-		if strings.Count(bodies(h.gh.ReviewComments(testPR)), "warden:fp:v2:"+fingerprintIn(target.Body)) != 1 {
+		if strings.Count(bodies(h.gh.ReviewComments(testPR)), "warden:fp:v3:"+fingerprintIn(target.Body)) != 1 {
 			t.Errorf("push %d: the dismissed finding was posted again", push+1)
 		}
 	}
@@ -252,7 +252,8 @@ func bodies(cs []fakegithub.ReviewComment) string {
 // version ("v2:").
 func fingerprintIn(body string) string {
 	_, rest, _ := strings.Cut(body, "warden:fp:")
-	fp, _, _ := strings.Cut(strings.TrimPrefix(rest, "v2:"), " ")
+	mark, _, _ := strings.Cut(strings.TrimPrefix(rest, "v3:"), " ")
+	fp, _, _ := strings.Cut(mark, ":") // the twin follows
 	return fp
 }
 

@@ -278,3 +278,46 @@ func TestActionWithholdsSecrets(t *testing.T) {
 		t.Errorf("%d review comments about secrets, want one per secret (5)", comments)
 	}
 }
+
+// TestActionWithholdsRenamedSecretFile: a pull request that renames
+// deploy/.env to deploy/env.txt (and edits a line of it) sends nothing of
+// it to the model: its new name says nothing, its old one makes it a
+// secret by name. The low-entropy password on a context line, which no
+// content rule knows, is in no request, and the check run's summary says
+// the file was withheld, naming both paths.
+func TestActionWithholdsRenamedSecretFile(t *testing.T) {
+	t.Parallel()
+	h := newActionHarness(t, "low")
+	h.model = echoModel(t)
+	h.env["WARDEN_BASE_URL"] = h.model.URL + "/v1"
+	password := testsecret.Password(21)
+	env := "SMTP_HOST=mail.example.com\nSMTP_USER=deploy\nSMTP_PASS=" + password + "\nSMTP_PORT=587\n"
+	h.commitBase(map[string]string{"deploy/.env": env})
+	h.repo.git("mv", "deploy/.env", "deploy/env.txt")
+	h.commitHead(map[string]string{"deploy/env.txt": strings.Replace(env, "SMTP_PORT=587", "SMTP_PORT=2525", 1)})
+	if diff := h.repo.git("diff", "-M", "main", "feature", "--", "deploy"); !strings.Contains(diff, "rename from deploy/.env") {
+		t.Fatalf("the pull request does not rename deploy/.env:\n%s", diff)
+	}
+
+	if res := h.run(context.Background()); res.code > exitFindings {
+		t.Fatalf("exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	h.model.mu.Lock()
+	prompts := slices.Clone(h.model.requests)
+	h.model.mu.Unlock()
+	if len(prompts) == 0 {
+		t.Fatal("no request to the model: the scan proves nothing")
+	}
+	for i, req := range prompts {
+		if b, _ := json.Marshal(req); bytes.Contains(b, []byte(password)) || bytes.Contains(b, []byte("SMTP_")) {
+			t.Errorf("request %d to the model holds the renamed .env's lines", i)
+		}
+	}
+	cr := h.checkRun()
+	if want := "1 file never sent to a model, secrets by its name: deploy/env.txt (dotenv, by its name before the rename, deploy/.env)"; !strings.Contains(cr.Summary, want) {
+		t.Errorf("the check run's summary does not say %q:\n%s", want, cr.Summary)
+	}
+	if strings.Contains(cr.Summary, password) {
+		t.Errorf("the check run's summary holds the password")
+	}
+}

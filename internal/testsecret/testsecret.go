@@ -82,3 +82,11 @@ func OpenSSHKey(seed uint64) string {
 	b.WriteString(enc + "\n-----END OPENSSH " + "PRIVATE KEY-----\n")
 	return b.String()
 }
+
+// Password is a password of low entropy, a word and four digits, such as
+// people pick: no scanner knows it by its shape, so only a file's name can
+// say it is a secret.
+func Password(seed uint64) string {
+	words := []string{"sunshine", "dragon", "letmein", "monkey", "shadow", "harbour"}
+	return words[seed%uint64(len(words))] + chars(seed, 4, "0123456789")
+}

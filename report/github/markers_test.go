@@ -23,7 +23,7 @@ var testStateKey = []byte("the privileged job's state secret")
 func TestMarkersOnlyFromWarden(t *testing.T) {
 	t.Parallel()
 	f := finding(review.SeverityHigh, "a.go", 2, 2, "SQL injection")
-	f.Fingerprint = "0123456789abcdef0123456789abcdef"
+	f.Fingerprint, f.Twin = "0123456789abcdef0123456789abcdef", "0123456789abcdef"
 	for _, tt := range []struct {
 		name, author       string
 		sealed             bool
@@ -56,7 +56,7 @@ func TestMarkersOnlyFromWarden(t *testing.T) {
 			}
 			fu := Follow(threads, []review.Finding{f}, nil, nil, func(string) bool { return true })
 			rep := &review.Report{Findings: []review.Finding{f}}
-			if n := Suppress(rep, fu.Suppressed); (n == 1) != tt.suppresses {
+			if n := len(Suppress(rep, fu.Held)); (n == 1) != tt.suppresses {
 				t.Errorf("Suppress = %d, want the finding suppressed: %v", n, tt.suppresses)
 			}
 			res, err := c.PostReview(t.Context(), testPR, testHead, []review.Finding{f}, AnchorsFromFiles(toFiles(testFiles)), ReviewOptions{Body: "b"})
@@ -158,7 +158,7 @@ func TestMarkersOfATokensLogin(t *testing.T) {
 func TestLegacyMarkers(t *testing.T) {
 	t.Parallel()
 	f := finding(review.SeverityHigh, "a.go", 2, 2, "SQL injection")
-	f.Fingerprint = "0123456789abcdef0123456789abcdef"
+	f.Fingerprint, f.Twin = "0123456789abcdef0123456789abcdef", "0123456789abcdef"
 	legacy := "<!-- warden:fp:" + report.LegacyFingerprint(f) + " -->"
 	fake := newFake(t)
 	root := fake.AddReviewComment(testPR, fakegithub.ReviewComment{Path: "a.go", Line: 2, Side: "RIGHT", Body: "**[high] SQL injection**\n\n" + legacy, User: "github-actions[bot]"})
@@ -166,11 +166,11 @@ func TestLegacyMarkers(t *testing.T) {
 	c := start(t, fake, fakegithub.DefaultToken)
 	c.SetStateKey(testStateKey)
 	threads, err := c.ReviewThreads(t.Context(), testPR)
-	if err != nil || len(threads) != 1 || !threads[0].Legacy {
+	if err != nil || len(threads) != 1 || threads[0].Mark.Version != 1 {
 		t.Fatalf("ReviewThreads = %+v, %v; want the legacy thread", threads, err)
 	}
 	fu := Follow(threads, []review.Finding{f}, nil, nil, func(string) bool { return true })
-	if n := Suppress(&review.Report{Findings: []review.Finding{f}}, fu.Suppressed); n != 0 {
+	if n := len(Suppress(&review.Report{Findings: []review.Finding{f}}, fu.Held)); n != 0 {
 		t.Errorf("the legacy, unsealed dismissal suppressed %d findings, want 0", n)
 	}
 	res, err := c.PostReview(t.Context(), testPR, testHead, []review.Finding{f}, AnchorsFromFiles(toFiles(testFiles)), ReviewOptions{Body: "b"})
@@ -186,12 +186,12 @@ func TestLegacyMarkers(t *testing.T) {
 func TestFollowByCode(t *testing.T) {
 	t.Parallel()
 	still := finding(review.SeverityHigh, "a.go", 2, 2, "Unchecked input")
-	still.Fingerprint = "11111111111111111111111111111111"
+	still.Fingerprint, still.Twin = "11111111111111111111111111111111", "1111111111111111"
 	gone := finding(review.SeverityHigh, "a.go", 5, 5, "Unchecked input")
-	gone.Fingerprint = "22222222222222222222222222222222"
+	gone.Fingerprint, gone.Twin = "22222222222222222222222222222222", "2222222222222222"
 	threads := []Thread{
-		{ID: "T1", Fingerprint: still.Fingerprint, Path: "a.go", Outdated: true},
-		{ID: "T2", Fingerprint: gone.Fingerprint, Path: "a.go", Outdated: true},
+		{ID: "T1", Mark: report.MarkOf(still), Path: "a.go", Outdated: true},
+		{ID: "T2", Mark: report.MarkOf(gone), Path: "a.go", Outdated: true},
 	}
 	reworded := still
 	reworded.Title, reworded.Description = "Input reaches the sink unvalidated", "Reworded."

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/org/warden/report"
 	"github.com/org/warden/review"
 )
 
@@ -49,11 +50,13 @@ type Publisher struct {
 	// IncompleteActions are the buttons an incomplete review's check run
 	// carries (the Resume review button); none on a complete one.
 	IncompleteActions []CheckAction
-	// Posted and Overflow are the review's (ReviewOptions): the
-	// fingerprints warden's findings comment holds, and what keeps the
-	// findings that do not go inline.
-	Posted   map[string]int
-	Overflow func(ctx context.Context, fs []review.Finding) (string, error)
+	// Posted, Dismissed and Overflow are the review's (ReviewOptions):
+	// the marks warden's findings comment holds, the findings this run
+	// left out as dismissed, and what keeps the findings that do not go
+	// inline.
+	Posted    []report.Mark
+	Dismissed []review.Finding
+	Overflow  func(ctx context.Context, fs []review.Finding) (string, error)
 	// Budget and Started set the publish deadline: what the review's budget
 	// has left after Started, and at least PublishFloor, even when the
 	// review was cancelled: what finished is still posted.
@@ -181,12 +184,13 @@ func (p *Publisher) postReview(ctx context.Context, r *review.Report, cancelled 
 	ctx, cancel := p.deadline(ctx)
 	defer cancel()
 	res, err := p.Client.PostReview(ctx, p.PullRequest, p.HeadSHA, r.Findings, p.Anchors, ReviewOptions{
-		Event:    ReviewEvent(r, p.Thresholds.FailOn, p.RequestChanges),
-		FailOn:   p.Thresholds.FailOn,
-		ReportOn: p.Thresholds.ReportOn,
-		Body:     Title(r, cancelled),
-		Posted:   p.Posted,
-		Overflow: p.Overflow,
+		Event:     ReviewEvent(r, p.Thresholds.FailOn, p.RequestChanges),
+		FailOn:    p.Thresholds.FailOn,
+		ReportOn:  p.Thresholds.ReportOn,
+		Body:      Title(r, cancelled),
+		Posted:    p.Posted,
+		Dismissed: p.Dismissed,
+		Overflow:  p.Overflow,
 	})
 	switch {
 	case errors.Is(err, ErrNoWriteAccess):

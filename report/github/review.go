@@ -70,10 +70,14 @@ type ReviewOptions struct {
 	// Body opens the review body, e.g. the outcome line and a link to the
 	// check run (Markdown, trusted).
 	Body string
-	// Posted counts fingerprints (report.Fingerprint) already on the pull
+	// Posted are the marks (report.Mark) of findings already on the pull
 	// request outside review comments and review bodies (warden's
 	// findings comment): those findings are not posted again.
-	Posted map[string]int
+	Posted []report.Mark
+	// Dismissed are the findings this run left out as dismissed
+	// (Suppress): they take their marks first, so that a dismissed
+	// finding's marker never passes for a new twin's (report.Match).
+	Dismissed []review.Finding
 	// Overflow, when set, keeps the findings that do not go inline (past
 	// MaxComments, off the diff, refused by GitHub) in one place instead
 	// of the review body: it returns the line the review body shows
@@ -94,35 +98,28 @@ type ReviewResult struct {
 	ReviewID   int64 // 0 when nothing new was posted
 }
 
-// markerRE finds warden's hidden fingerprint markers: "v2:" and the
-// finding's fingerprint (report.Fingerprint: its code), or, in comments of
-// earlier versions, the legacy fingerprint alone (its title). Model text
+// markerRE finds warden's hidden fingerprint markers: a finding's mark
+// (report.Mark: "v3:", its fingerprint and its twin), or, in comments of
+// earlier versions, "v2:" and the fingerprint of its code and neighbours,
+// or the legacy fingerprint alone (its title), sealed or not. Model text
 // cannot forge one (neutralize escapes every "<"), and a marker counts
 // only in a comment warden's own login wrote (Identity): a copied marker
-// anywhere else is text.
-var markerRE = regexp.MustCompile(`<!-- warden:fp:(v2:)?([0-9a-f]{32})(?: sig=[0-9a-f]{32})? -->`)
+// anywhere else is text. Unsealed, it only keeps a finding from being
+// posted twice; a thread whose first comment's marker is sealed is
+// warden's for dismissals (Thread.Sealed).
+var markerRE = regexp.MustCompile(`<!-- warden:fp:(v3:[0-9a-f]{32}:[0-9a-f]{16}|(?:v2:)?[0-9a-f]{32})(?: sig=[0-9a-f]{32})? -->`)
 
 // marker is f's fingerprint marker unsealed: as a Client without a state
 // key writes it (Client.marker seals it).
-func marker(f review.Finding) string { return "<!-- warden:fp:v2:" + report.Fingerprint(f) + " -->" }
+func marker(f review.Finding) string { return "<!-- warden:fp:" + report.MarkOf(f).String() + " -->" }
 
 // marker is f's fingerprint marker, sealed with the state key.
-func (c *Client) marker(f review.Finding) string { return c.Mark("fp:v2:" + report.Fingerprint(f)) }
+func (c *Client) marker(f review.Finding) string { return c.Mark("fp:" + report.MarkOf(f).String()) }
 
-// markerKey is a marker's key: "v2:" and a fingerprint, or "v1:" and a
-// legacy one.
-func markerKey(m []string) string {
-	if m[1] != "" {
-		return "v2:" + m[2]
-	}
-	return "v1:" + m[2]
-}
-
-// findingKeys are the marker keys a finding answers to: its fingerprint,
-// and its legacy one, so that the threads and dismissals of earlier
-// versions keep counting while its title stays the same.
-func findingKeys(f review.Finding) [2]string {
-	return [2]string{"v2:" + report.Fingerprint(f), "v1:" + report.LegacyFingerprint(f)}
+// markOf is the mark of a markerRE match.
+func markOf(m []string) report.Mark {
+	mk, _ := report.ParseMark(m[1]) // markerRE admits only marks
+	return mk
 }
 
 // PostReview posts one review on pull request pr at headSHA with an inline
@@ -131,11 +128,11 @@ func findingKeys(f review.Finding) [2]string {
 // 0) when every finding is already on the pull request.
 //
 // Before posting:
-//   - each finding's fingerprint (report.Fingerprint, as a hidden marker in
-//     every comment and body entry) is looked up in the pull request's
-//     review comments and review bodies; a finding already there is a
-//     duplicate (counted per fingerprint, so two equal findings need two
-//     markers);
+//   - each finding's mark (report.MarkOf, as a hidden marker in every
+//     comment and body entry) is looked up in the pull request's review
+//     comments and review bodies; a finding already there is a duplicate
+//     (report.Match: one marker stands for one finding, so two findings on
+//     identical code need two markers);
 //   - each anchor is checked against anchors: the path must be there, and
 //     start_line..line inside one hunk on the RIGHT side. A finding whose
 //     range is only partly inside a hunk is commented on that part, without
@@ -184,14 +181,11 @@ func (c *Client) PostReview(ctx context.Context, pr int, headSHA string, finding
 
 	prevDup := -1
 	for try := 1; ; try++ {
-		seen, err := c.postedFingerprints(ctx, pr)
+		seen, err := c.postedMarks(ctx, pr)
 		if err != nil {
 			return res, err
 		}
-		for fp, n := range opts.Posted {
-			seen["v2:"+fp] += n // report.Fingerprint values
-		}
-		fresh, dup := dedup(shown, seen)
+		fresh, dup := dedup(shown, opts.Dismissed, append(seen, opts.Posted...))
 		if prevDup >= 0 {
 			// Findings that appeared since the failed post were posted by
 			// it.
@@ -349,22 +343,22 @@ func (c *Client) createReview(ctx context.Context, pr int, headSHA, event, heade
 	return rv.GetID(), nil
 }
 
-// postedFingerprints counts warden's markers, by key, in the review
+// postedMarks are warden's markers, one mark each, in the review
 // comments and review bodies of the pull request that warden's own login
 // wrote (Identity): a stranger's comment carrying a copied marker counts
 // for nothing.
-func (c *Client) postedFingerprints(ctx context.Context, pr int) (map[string]int, error) {
+func (c *Client) postedMarks(ctx context.Context, pr int) ([]report.Mark, error) {
 	self, err := c.Identity(ctx)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]int{}
+	var seen []report.Mark
 	add := func(author, body string) {
 		if !sameLogin(author, self) {
 			return
 		}
 		for _, m := range markerRE.FindAllStringSubmatch(body, -1) {
-			seen[markerKey(m)]++
+			seen = append(seen, markOf(m))
 		}
 	}
 	copts := &gh.PullRequestListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
@@ -400,20 +394,18 @@ func (c *Client) postedFingerprints(ctx context.Context, pr int) (map[string]int
 	return seen, nil
 }
 
-// dedup drops findings already posted (by either of their keys), as often
-// as they are posted.
-func dedup(fs []review.Finding, seen map[string]int) (fresh []review.Finding, dup int) {
-	used := map[string]int{}
-	for _, f := range fs {
-		posted := false
-		for _, k := range findingKeys(f) {
-			if used[k] < seen[k] {
-				used[k]++
-				posted = true
-				break
-			}
+// dedup drops the findings of fs already posted: those a mark of seen
+// stands for (report.Match), the dismissed findings taking theirs first.
+func dedup(fs, dismissed []review.Finding, seen []report.Mark) (fresh []review.Finding, dup int) {
+	all := append(slices.Clone(fs), dismissed...)
+	posted := make([]bool, len(all))
+	for _, i := range report.Match(seen, all) {
+		if i >= 0 {
+			posted[i] = true
 		}
-		if posted {
+	}
+	for i, f := range fs {
+		if posted[i] {
 			dup++
 			continue
 		}

@@ -22,11 +22,9 @@ import (
 // GraphQL API lists it.
 type Thread struct {
 	ID string // GraphQL node id, for resolveReviewThread
-	// Fingerprint is the finding's, from its marker: report.Fingerprint,
-	// or for a thread of an earlier version (Legacy)
-	// report.LegacyFingerprint.
-	Fingerprint string
-	Legacy      bool
+	// Mark is the finding's, from its marker (report.Mark; of an earlier
+	// version, Version 2 or 1).
+	Mark report.Mark
 	// Sealed is set when the first comment ends with its fingerprint
 	// marker sealed under the state key (Client.LastRecord): only then can
 	// a reply, a reaction or a resolution in the thread dismiss a finding.
@@ -64,14 +62,6 @@ type ThreadReply struct {
 	// seal holds; "" when the reply ends with none.
 	Record string
 	Sealed bool
-}
-
-// key is the thread's marker key (markerKey).
-func (t Thread) key() string {
-	if t.Legacy {
-		return "v1:" + t.Fingerprint
-	}
-	return "v2:" + t.Fingerprint
 }
 
 // reviewThreadsQuery lists a pull request's review threads, 50 a page,
@@ -258,10 +248,10 @@ func (n threadNode) thread(c *Client, self string) (Thread, bool) {
 		return Thread{}, false // not a finding's
 	}
 	t := Thread{
-		ID: n.ID, Fingerprint: m[2], Legacy: m[1] == "", Path: n.Path, Outdated: n.IsOutdated,
+		ID: n.ID, Mark: markOf(m), Path: n.Path, Outdated: n.IsOutdated,
 		Resolved: n.IsResolved, CanResolve: n.ViewerCanResolve,
 	}
-	if last, ok := c.LastRecord(first.Body); ok && last.Sealed && last.Text == "fp:"+m[1]+m[2] {
+	if last, ok := c.LastRecord(first.Body); ok && last.Sealed && last.Text == "fp:"+m[1] {
 		t.Sealed = true
 	}
 	t.RootID, _ = strconv.ParseInt(first.FullDatabaseID, 10, 64)
@@ -426,10 +416,18 @@ type FollowUp struct {
 	// Resolve are the threads of findings this run no longer reports on
 	// lines that changed: fixed.
 	Resolve []Thread
-	// Suppressed maps a finding's marker key ("v2:" and its
-	// fingerprint, or "v1:" and a legacy one) to why it is not posted
-	// again.
-	Suppressed map[string]string
+	// Held are every thread's finding, each with why it is not posted
+	// again, if it is not (for Suppress).
+	Held []Held
+}
+
+// Held is a finding an earlier run recorded on the pull request (a
+// thread's marker, an entry of warden's findings comment), by its mark,
+// and why it is not shown again: "" when it is, else one of the
+// Suppressed reasons.
+type Held struct {
+	Mark       report.Mark
+	Suppressed string
 }
 
 // Follow decides, for warden's threads on a pull request, which were fixed
@@ -443,21 +441,25 @@ type FollowUp struct {
 // (Maintainers), and never the pull request's untrusted author. It is
 // asked only as often as a decision needs it (each lookup costs a
 // request).
+//
+// A thread's finding is the one of current its mark is (report.Match, over
+// every thread at once, so that of two findings on identical code each
+// keeps its own thread).
 func Follow(threads []Thread, current []review.Finding, changed func(path string, line int) bool, thumbsDown map[int64][]string, trusted func(login string) bool) FollowUp {
-	now := map[string]bool{}
-	for _, f := range current {
-		for _, k := range findingKeys(f) {
-			now[k] = true
-		}
+	marks := make([]report.Mark, len(threads))
+	for i, t := range threads {
+		marks[i] = t.Mark
 	}
-	fu := FollowUp{Suppressed: map[string]string{}}
-	for _, t := range threads {
+	now := report.Match(marks, current)
+	var fu FollowUp
+	for i, t := range threads {
 		lineChanged := t.Outdated || (changed != nil && changed(t.Path, t.OriginalLine))
-		if reason := t.dismissed(thumbsDown, trusted, lineChanged); reason != "" {
-			fu.Suppressed[t.key()] = reason
+		reason := t.dismissed(thumbsDown, trusted, lineChanged)
+		fu.Held = append(fu.Held, Held{Mark: t.Mark, Suppressed: reason})
+		if reason != "" {
 			continue
 		}
-		if !t.Resolved && !now[t.key()] && lineChanged {
+		if !t.Resolved && now[i] < 0 && lineChanged {
 			fu.Resolve = append(fu.Resolve, t)
 		}
 	}
@@ -474,7 +476,7 @@ func (t Thread) dismissed(thumbsDown map[int64][]string, trusted func(login stri
 		return ""
 	}
 	for _, r := range t.Replies {
-		if m := dismissedRE.FindStringSubmatch(r.Record); r.Warden && r.Sealed && m != nil && m[1] == t.Fingerprint {
+		if m := dismissedRE.FindStringSubmatch(r.Record); r.Warden && r.Sealed && m != nil && m[1] == t.Mark.Fingerprint {
 			return SuppressedCommand
 		}
 	}
@@ -489,32 +491,37 @@ func (t Thread) dismissed(thumbsDown map[int64][]string, trusted func(login stri
 	return ""
 }
 
-// Suppress removes the suppressed findings from r, counting them in
-// Summary.Suppressed, so that every sink shows the same, honest count.
-// suppressed is keyed by marker key (FollowUp.Suppressed) or by the bare
-// fingerprint (report.Fingerprint, as warden's findings comment records
-// it).
-func Suppress(r *review.Report, suppressed map[string]string) int {
-	if len(suppressed) == 0 {
-		return 0
+// Suppress removes from r the findings that held ones with a reason are
+// (report.Match, over every held finding at once, so that dismissing one
+// of two findings on identical code leaves the other), counting them in
+// Summary.Suppressed, so that every sink shows the same, honest count. It
+// returns the findings it removed (ReviewOptions.Dismissed).
+func Suppress(r *review.Report, held []Held) []review.Finding {
+	marks := make([]report.Mark, len(held))
+	for i, h := range held {
+		marks[i] = h.Mark
 	}
-	kept := r.Findings[:0]
-	n := 0
-	for _, f := range r.Findings {
-		keys := findingKeys(f)
-		_, ok := suppressed[keys[0]]
-		_, legacy := suppressed[keys[1]]
-		_, bare := suppressed[report.Fingerprint(f)] // as warden's findings comment records it
-		if ok || legacy || bare {
-			n++
-			continue
+	drop := make([]bool, len(r.Findings))
+	for i, j := range report.Match(marks, r.Findings) {
+		if j >= 0 && held[i].Suppressed != "" {
+			drop[j] = true
 		}
-		kept = append(kept, f)
+	}
+	var kept, gone []review.Finding
+	for i, f := range r.Findings {
+		if drop[i] {
+			gone = append(gone, f)
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
 	}
 	r.Findings = kept
 	r.Summary.Findings = len(kept)
-	r.Summary.Suppressed += n
-	return n
+	r.Summary.Suppressed += len(gone)
+	return gone
 }
 
 // fixedMarker ends warden's "Fixed in" reply in a thread, so that a later

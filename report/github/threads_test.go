@@ -85,16 +85,22 @@ func TestFollowUp(t *testing.T) {
 		current := []review.Finding{down, resolvedByHand, dismissed, kept, untrusted}
 		fu := Follow(threads, current, nil, thumbs, trusted)
 		wantSuppressed := map[string]string{
-			"v2:" + report.Fingerprint(down):           SuppressedReaction,
-			"v2:" + report.Fingerprint(resolvedByHand): SuppressedResolved,
-			"v2:" + report.Fingerprint(dismissed):      SuppressedCommand,
+			report.MarkOf(down).String():           SuppressedReaction,
+			report.MarkOf(resolvedByHand).String(): SuppressedResolved,
+			report.MarkOf(dismissed).String():      SuppressedCommand,
 		}
-		if diff := cmp.Diff(wantSuppressed, fu.Suppressed); diff != "" {
+		suppressed := map[string]string{}
+		for _, h := range fu.Held {
+			if h.Suppressed != "" {
+				suppressed[h.Mark.String()] = h.Suppressed
+			}
+		}
+		if diff := cmp.Diff(wantSuppressed, suppressed); diff != "" {
 			t.Errorf("push %d: suppressed (-want +got):\n%s", push+1, diff)
 		}
 		var resolve []string
 		for _, th := range fu.Resolve {
-			resolve = append(resolve, th.Fingerprint)
+			resolve = append(resolve, th.Mark.Fingerprint)
 		}
 		var want []string
 		if push == 0 {
@@ -108,7 +114,7 @@ func TestFollowUp(t *testing.T) {
 			t.Fatalf("push %d: ResolveFixed = %d, %q, %v", push+1, n, note, err)
 		}
 		rep := &review.Report{Findings: slices.Clone(current), Summary: review.Summary{Findings: len(current)}}
-		if got := Suppress(rep, fu.Suppressed); got != 3 || rep.Summary.Suppressed != 3 || rep.Summary.Findings != 2 {
+		if got := len(Suppress(rep, fu.Held)); got != 3 || rep.Summary.Suppressed != 3 || rep.Summary.Findings != 2 {
 			t.Errorf("push %d: Suppress = %d, summary %+v; want 3 suppressed, 2 findings", push+1, got, rep.Summary)
 		}
 	}

@@ -48,6 +48,7 @@ func TestFingerprintNeighbouringEdit(t *testing.T) {
 		t.Fatalf("first review's check run = %q, want failure (a high finding)", cr.Conclusion)
 	}
 
+	h.gh.SetRole("alice", fakegithub.RoleAdmin) // the owner: dismissing takes write access
 	reply := h.gh.AddReviewComment(testPR, fakegithub.ReviewComment{Path: target.Path, Line: target.Line, Body: "/warden dismiss intended", User: "alice", InReplyTo: target.ID})
 	h.reviewCommentEvent(reply, target.ID, "/warden dismiss intended", "alice", "OWNER")
 	if res := h.run(context.Background()); res.code != exitOK {

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,10 +25,12 @@ import (
 // format warden writes (JSON, gzip, base64), computed offline as an
 // attacker with the same binary would. It carries no seal, or a made-up
 // one when sig is set.
-func forgedLedger(t *testing.T, fps []string, sig bool) string {
+func forgedLedger(t *testing.T, marks []forgedMark, sig bool) string {
 	t.Helper()
 	type entry struct {
 		FP    string `json:"fp"`
+		Twin  string `json:"tw"`
+		V     int    `json:"v"`
 		Sev   string `json:"sev"`
 		Path  string `json:"path"`
 		Title string `json:"t"`
@@ -38,8 +41,8 @@ func forgedLedger(t *testing.T, fps []string, sig bool) string {
 		Head    string  `json:"head"`
 		Entries []entry `json:"entries"`
 	}
-	for _, fp := range fps {
-		st.Entries = append(st.Entries, entry{FP: fp, Sev: "high", Path: "auth/session.go", Title: "x", State: "dismissed", By: testOwner})
+	for _, m := range marks {
+		st.Entries = append(st.Entries, entry{FP: m.fp, Twin: m.twin, V: 3, Sev: "high", Path: "auth/session.go", Title: "x", State: "dismissed", By: testOwner})
 	}
 	data, err := json.Marshal(st)
 	if err != nil {
@@ -56,10 +59,23 @@ func forgedLedger(t *testing.T, fps []string, sig bool) string {
 	return rec + " -->"
 }
 
+// forgedMark is a finding's mark as warden's fingerprint marker shows it:
+// its fingerprint and its twin.
+type forgedMark struct{ fp, twin string }
+
+// markIn reads the mark of the fingerprint marker in body.
+func markIn(body string) (forgedMark, bool) {
+	m := regexp.MustCompile(`warden:fp:v3:([0-9a-f]{32}):([0-9a-f]{16})`).FindStringSubmatch(body)
+	if m == nil {
+		return forgedMark{}, false
+	}
+	return forgedMark{m[1], m[2]}, true
+}
+
 // highFingerprints reviews the harness's pull request once (the model
-// finds a high finding on each hunk) and returns the fingerprints of the
+// finds a high finding on each hunk) and returns the marks of the
 // findings warden posted inline; the required check fails.
-func highFingerprints(t *testing.T, h *actionHarness) []string {
+func highFingerprints(t *testing.T, h *actionHarness) []forgedMark {
 	t.Helper()
 	if res := h.run(context.Background()); res.code != exitFindings {
 		t.Fatalf("first review: exit %d, want %d; stderr:\n%s", res.code, exitFindings, res.stderr)
@@ -67,10 +83,10 @@ func highFingerprints(t *testing.T, h *actionHarness) []string {
 	if run, passes := h.requiredCheck(); passes {
 		t.Fatalf("the first review passes the required check: %s %q", run.Conclusion, run.Title)
 	}
-	var fps []string
+	var fps []forgedMark
 	for _, c := range h.gh.ReviewComments(testPR) {
-		if fp := fingerprintIn(c.Body); c.InReplyTo == 0 && fp != "" {
-			fps = append(fps, fp)
+		if m, ok := markIn(c.Body); c.InReplyTo == 0 && ok {
+			fps = append(fps, m)
 		}
 	}
 	if len(fps) < 2 {

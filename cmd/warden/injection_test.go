@@ -99,7 +99,7 @@ func TestActionInjectionVisible(t *testing.T) {
 			if tt.injections == nil && strings.Contains(cr.Summary, "Addressed to the AI reviewer") {
 				t.Errorf("ordinary text: the summary names an injection:\n%s", cr.Summary)
 			}
-			if strings.TrimSpace(h.summary()) != strings.TrimSpace(cr.Summary) {
+			if text, _ := splitRecords(cr.Summary); strings.TrimSpace(h.summary()) != strings.TrimSpace(text) {
 				t.Errorf("the job summary does not mirror the check run's")
 			}
 

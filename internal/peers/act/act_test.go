@@ -301,6 +301,9 @@ func newWorld(t *testing.T, sc scenario) *world {
 	dir := t.TempDir()
 	w := &world{t: t, dir: dir, repoGit: testgit.New(t), out: filepath.Join(dir, "out"), gh: fakegithub.New(owner, repoName), model: newModel(t, sc.severity), sc: sc, mark: dir}
 	w.repo = w.repoGit.Dir
+	// alice maintains the repository: the commands she comments (resume,
+	// dismiss) need write access, which warden looks up.
+	w.gh.SetRole("alice", fakegithub.RoleWrite)
 	if err := os.MkdirAll(w.out, 0o755); err != nil {
 		t.Fatal(err)
 	}

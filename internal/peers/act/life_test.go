@@ -442,6 +442,11 @@ func TestForkLifeUnderAct(t *testing.T) {
 		ev["action"] = "completed"
 		wr := ev["workflow_run"].(map[string]any)
 		wr["id"], wr["event"], wr["status"], wr["conclusion"] = recorder.ID, "pull_request_review_comment", "completed", "success"
+		// The run that recorded the command: the commands workflow's.
+		wr["name"], wr["path"] = "warden commands", ".github/workflows/warden-commands.yml"
+		if wf, ok := ev["workflow"].(map[string]any); ok {
+			wf["name"], wf["path"] = "warden commands", ".github/workflows/warden-commands.yml"
+		}
 		wr["created_at"] = time.Now().UTC().Format(time.RFC3339)
 		wr["head_repository"].(map[string]any)["full_name"] = forkHeadRep
 		wr["repository"].(map[string]any)["full_name"] = owner + "/" + repoName

@@ -418,7 +418,7 @@ func (c *cutter) fragment(tf *gitdiff.TextFragment) (Fragment, bool) {
 		Section: tf.Comment,
 	}
 	if !c.cutting {
-		fr.Lines = make([]Line, 0, len(tf.Lines))
+		fr.Lines = make([]Line, 0, c.kept(tf.Lines))
 	}
 	oldN, newN := fr.OldStart, fr.NewStart
 	for _, gl := range tf.Lines {
@@ -448,6 +448,26 @@ func (c *cutter) fragment(tf *gitdiff.TextFragment) (Fragment, bool) {
 		fr = recount(fr, fr.Lines)
 	}
 	return fr, true
+}
+
+// kept is how many of lines the fragment keeps before the cut: all of them
+// without keep. A fragment of millions of lines that the cut reaches early
+// (one hunk of a large new file) so holds only what it keeps: sized for the
+// whole fragment, the slice alone took 48 bytes a line of the diff.
+func (c *cutter) kept(lines []gitdiff.Line) int {
+	if c.keep <= 0 {
+		return len(lines)
+	}
+	left := c.left
+	for i, gl := range lines {
+		if gl.Op != gitdiff.OpContext {
+			if left == 0 {
+				return i
+			}
+			left--
+		}
+	}
+	return len(lines)
 }
 
 // convertLine converts one line of a fragment, numbering it from the old
